@@ -1,0 +1,53 @@
+package io.affinityrouter;
+
+import java.util.List;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * Routes LLM inference requests to replicas: keeps sessions on the replica that holds their KV cache,
+ * sends prompts to where their prefix is cached, and weighs both against each replica's load in
+ * tokens. Built by {@code io.affinityrouter.core.AffinityRouter.builder()}.
+ *
+ * <p>Thread-safe: one router serves all of a gateway's threads. {@code select} never throws for a
+ * routing outcome (no replica, all at their limit, model asleep, binding store down); every outcome
+ * is a {@link RoutingDecision}. It throws only for programmer errors, such as a replica list with
+ * duplicate ids.
+ */
+public interface Router extends AutoCloseable {
+
+  /**
+   * Chooses a replica for the request among {@code replicas} and, when routed, opens a
+   * {@link RequestLease} on it. May wait for the binding store up to the router's store timeout; use
+   * {@link #selectAsync} on event-loop threads.
+   *
+   * @param request the request
+   * @param replicas the replicas to choose from, as the gateway currently knows them (may be empty:
+   *     the decision is then {@link RoutingReason#NO_REPLICA})
+   * @return the decision, never null
+   * @throws IllegalArgumentException if two replicas share an id
+   */
+  RoutingDecision select(RoutingRequest request, List<Replica> replicas);
+
+  /**
+   * As {@link #select}, without blocking the calling thread: the stage completes when the binding
+   * store answers or the store timeout expires (then with a degraded decision). The stage never
+   * completes exceptionally for a routing outcome.
+   *
+   * @throws IllegalArgumentException if two replicas share an id
+   */
+  CompletionStage<RoutingDecision> selectAsync(RoutingRequest request, List<Replica> replicas);
+
+  /**
+   * Returns a copy of the request whose prompt is replaced by its chained block hashes, as this
+   * router computes them; selecting it later skips the hashing and carries no prompt content. The
+   * hashes are valid for routers with the same prefix configuration (block sizes, hash seed).
+   */
+  RoutingRequest prehash(RoutingRequest request);
+
+  /** The entry point for exact prefix-cache events from the engines (e.g. vLLM KV events). */
+  PrefixCacheEvents cacheEvents();
+
+  /** Releases what the router owns (a binding store it created from a provider). Idempotent. */
+  @Override
+  void close();
+}

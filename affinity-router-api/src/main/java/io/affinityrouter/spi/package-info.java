@@ -1,0 +1,20 @@
+/**
+ * Service-provider interfaces: what a plugin implements to extend the router.
+ *
+ * <ul>
+ *   <li>{@link io.affinityrouter.spi.BindingStore} (found through
+ *       {@link io.affinityrouter.spi.BindingStoreProvider} and {@link java.util.ServiceLoader}):
+ *       where session bindings live (in memory for one gateway, Redis for many);
+ *   <li>{@link io.affinityrouter.spi.ReplicaScorer}: an extra term in a replica's score;
+ *   <li>{@link io.affinityrouter.spi.ReplicaFilter}: rules a replica out for a request;
+ *   <li>{@link io.affinityrouter.spi.RoutingListener}: observes decisions, repins, wakes, failures.
+ * </ul>
+ *
+ * <p>Scorers, filters and listeners are registered on the router's builder or discovered with
+ * {@link java.util.ServiceLoader} ({@code META-INF/services/<interface name>}) when the builder's
+ * {@code discoverPlugins()} is called. Null-marked, as the API.
+ */
+@NullMarked
+package io.affinityrouter.spi;
+
+import org.jspecify.annotations.NullMarked;
