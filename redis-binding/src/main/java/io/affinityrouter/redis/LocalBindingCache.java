@@ -2,6 +2,8 @@ package io.affinityrouter.redis;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
+import io.lettuce.core.RedisChannelHandler;
+import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.time.Duration;
@@ -16,7 +18,9 @@ import org.jspecify.annotations.Nullable;
  * <p><b>Staleness.</b> A repin publishes {@code "<generation> <key>"} on the invalidation channel
  * from inside its script; every store's cache marks the key as needing at least that generation, so
  * its next call goes to Redis. The cache is used only while the pub/sub connection is open, and it is
- * emptied whenever that connection was seen closed, so no invalidation is missed silently. Besides,
+ * emptied when that connection drops and again when it is next seen open, so an invalidation missed
+ * while disconnected cannot leave a stale entry behind (except for a message published in the few
+ * milliseconds between the reconnect and the re-subscription, which the refresh interval bounds). Besides,
  * a cached binding older than the refresh interval triggers one asynchronous re-read (which also
  * slides the Redis TTL), and an entry not re-read for three intervals is dropped. So after a repin,
  * another gateway keeps routing the session to the previous replica for at most the pub/sub delivery
@@ -64,6 +68,13 @@ final class LocalBindingCache {
         if (ch.equals(channel)) {
           onInvalidation(message);
         }
+      }
+    });
+    pubsub.addListener(new RedisConnectionStateListener() {
+      @Override
+      public void onRedisDisconnected(RedisChannelHandler<?, ?> connection) {
+        wasDown.set(true);
+        entries.invalidateAll();
       }
     });
     pubsub.sync().subscribe(channel);

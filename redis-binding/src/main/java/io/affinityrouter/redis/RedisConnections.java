@@ -18,6 +18,8 @@ import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import io.lettuce.core.resource.Delay;
+import io.netty.util.HashedWheelTimer;
+import io.netty.util.concurrent.DefaultThreadFactory;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -39,13 +41,13 @@ final class RedisConnections implements AutoCloseable {
   final @Nullable StatefulRedisPubSubConnection<String, String> pubsub;
   private final StatefulConnection<String, String> connection;
   private final @Nullable AutoCloseable ownedClient;
-  private final @Nullable ClientResources ownedResources;
+  private final @Nullable OwnedResources ownedResources;
 
   private RedisConnections(StatefulConnection<String, String> connection,
       RedisScriptingAsyncCommands<String, String> scripting,
       RedisStringAsyncCommands<String, String> strings,
       @Nullable StatefulRedisPubSubConnection<String, String> pubsub,
-      @Nullable AutoCloseable ownedClient, @Nullable ClientResources ownedResources) {
+      @Nullable AutoCloseable ownedClient, @Nullable OwnedResources ownedResources) {
     this.connection = connection;
     this.scripting = scripting;
     this.strings = strings;
@@ -54,12 +56,32 @@ final class RedisConnections implements AutoCloseable {
     this.ownedResources = ownedResources;
   }
 
-  static ClientResources resources(Settings settings) {
-    return DefaultClientResources.builder()
+  /**
+   * Resources for a client the store owns: a bounded reconnect back-off, and a 5 ms timer wheel (the
+   * command timeout is enforced by this timer; Lettuce's default 100 ms tick would let a 100 ms
+   * timeout fire after up to 200 ms).
+   */
+  static OwnedResources resources(Settings settings) {
+    HashedWheelTimer timer = new HashedWheelTimer(
+        new DefaultThreadFactory("affinity-router-redis-timer", true), TIMER_TICK_MS,
+        TimeUnit.MILLISECONDS);
+    ClientResources resources = DefaultClientResources.builder()
         .reconnectDelay(Delay.exponential(Duration.ofMillis(10), settings.reconnectMaxDelay(), 2,
             TimeUnit.MILLISECONDS))
+        .timer(timer)
         .build();
+    return new OwnedResources(resources, timer);
   }
+
+  /** Client resources and the timer they were given (not stopped by Lettuce: ours to stop). */
+  record OwnedResources(ClientResources resources, HashedWheelTimer timer) {
+    void shutdown() {
+      resources.shutdown(0, 2, TimeUnit.SECONDS);
+      timer.stop();
+    }
+  }
+
+  private static final long TIMER_TICK_MS = 5;
 
   static ClientOptions clientOptions(Settings settings) {
     ClientOptions.Builder builder = ClientOptions.builder();
@@ -101,8 +123,8 @@ final class RedisConnections implements AutoCloseable {
 
   /** Standalone or Sentinel, with a client the store creates and owns. */
   static RedisConnections ownStandalone(RedisURI uri, Settings settings, boolean withPubSub) {
-    ClientResources resources = resources(settings);
-    RedisClient client = RedisClient.create(resources);
+    OwnedResources resources = resources(settings);
+    RedisClient client = RedisClient.create(resources.resources());
     client.setOptions(clientOptions(settings));
     try {
       return standalone(client, uri, withPubSub, client, resources);
@@ -119,7 +141,7 @@ final class RedisConnections implements AutoCloseable {
   }
 
   private static RedisConnections standalone(RedisClient client, @Nullable RedisURI uri,
-      boolean withPubSub, @Nullable RedisClient owned, @Nullable ClientResources resources) {
+      boolean withPubSub, @Nullable RedisClient owned, @Nullable OwnedResources resources) {
     StatefulRedisConnection<String, String> connection =
         uri == null ? client.connect() : client.connect(uri);
     StatefulRedisPubSubConnection<String, String> pubsub = null;
@@ -137,8 +159,8 @@ final class RedisConnections implements AutoCloseable {
 
   /** Cluster, with a client the store creates and owns. */
   static RedisConnections ownCluster(List<RedisURI> seeds, Settings settings, boolean withPubSub) {
-    ClientResources resources = resources(settings);
-    RedisClusterClient client = RedisClusterClient.create(resources, seeds);
+    OwnedResources resources = resources(settings);
+    RedisClusterClient client = RedisClusterClient.create(resources.resources(), seeds);
     client.setOptions(clusterOptions(settings));
     try {
       return cluster(client, withPubSub, client, resources);
@@ -154,7 +176,7 @@ final class RedisConnections implements AutoCloseable {
   }
 
   private static RedisConnections cluster(RedisClusterClient client, boolean withPubSub,
-      @Nullable RedisClusterClient owned, @Nullable ClientResources resources) {
+      @Nullable RedisClusterClient owned, @Nullable OwnedResources resources) {
     StatefulRedisClusterConnection<String, String> connection = client.connect();
     StatefulRedisPubSubConnection<String, String> pubsub = null;
     if (withPubSub) {
@@ -169,13 +191,13 @@ final class RedisConnections implements AutoCloseable {
         owned == null ? null : owned::close, resources);
   }
 
-  private static void shutdown(AutoCloseable client, ClientResources resources) {
+  private static void shutdown(AutoCloseable client, OwnedResources resources) {
     try {
       client.close();
     } catch (Exception ignored) {
       // Best effort while failing to start.
     }
-    resources.shutdown(0, 2, TimeUnit.SECONDS);
+    resources.shutdown();
   }
 
   /** Closes the connections, then the client and resources if the store owns them. */
