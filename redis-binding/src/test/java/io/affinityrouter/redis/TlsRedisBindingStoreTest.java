@@ -45,8 +45,25 @@ class TlsRedisBindingStoreTest {
       Binding moved = store.repin(key, claimed.generation(), "r2", Duration.ofMinutes(1))
           .toCompletableFuture().get(5, TimeUnit.SECONDS);
       assertThat(moved.written()).isTrue();
-      assertThat(server.cli("dbsize")).isEqualTo("1");
+      assertThat(store.get(key).toCompletableFuture().get(5, TimeUnit.SECONDS))
+          .map(Binding::replicaId).contains("r2");
+      assertThat(Long.parseLong(server.cli("dbsize"))).isPositive();
     }
+  }
+
+  @Test
+  void theProviderTakesATrustedCaFile() throws Exception {
+    try (io.affinityrouter.spi.BindingStore store = new RedisBindingStoreProvider().create(
+        java.util.Map.of("uri", "rediss://127.0.0.1:" + server.port(),
+            "tls-ca-file", tls.caCert().toString()))) {
+      Binding b = store.getOrClaim(new BindingKey("m", "t", "provider-tls"), "r1",
+          Duration.ofMinutes(1)).toCompletableFuture().get(5, TimeUnit.SECONDS);
+      assertThat(b.written()).isTrue();
+    }
+    assertThatThrownBy(() -> new RedisBindingStoreProvider().create(java.util.Map.of(
+        "uri", "rediss://127.0.0.1:" + server.port(), "tls-ca-file", "/nonexistent.pem")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("tls-ca-file: /nonexistent.pem (expected: a readable PEM file)");
   }
 
   @Test
