@@ -90,7 +90,8 @@ final class DefaultRouter implements Router {
     this.events = new IndexedCacheEvents(index, hasher, id -> tracker.state(id).ordinal(),
         b.prefixIndexEntries);
     this.costModel = new CostModel(b.prefillTokensPerSecond, b.batchSlowdownSequences);
-    this.picker = new TopKPicker(b.topK, b.epsilonSeconds, b.rampUp.toMillis(), b.minRampWeight);
+    this.picker = new TopKPicker(b.topK, b.epsilonSeconds, b.epsilonFraction, b.rampUp.toMillis(),
+        b.minRampWeight);
     this.placementBlocks = b.placementBlocks;
     this.defaultMaxRequests = b.maxInFlightRequests;
     this.defaultMaxTokens = b.maxInFlightTokens;
