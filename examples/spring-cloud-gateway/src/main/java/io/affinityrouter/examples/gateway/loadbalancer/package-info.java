@@ -1,0 +1,5 @@
+/** The Spring Cloud LoadBalancer adapter: the load balancer, its responses and the lifecycle closing leases. */
+@NullMarked
+package io.affinityrouter.examples.gateway.loadbalancer;
+
+import org.jspecify.annotations.NullMarked;
