@@ -2,6 +2,8 @@ package io.affinityrouter.examples.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.affinityrouter.ModelState;
+import io.affinityrouter.Replica;
 import io.affinityrouter.ReplicaHealth;
 import io.affinityrouter.RepinCause;
 import io.affinityrouter.RoutingDecision;
@@ -252,6 +254,27 @@ class GatewayRoutingTest {
         "affinity_router_prefix_matched_blocks_count\\{model=\"" + MODEL + "\"} [1-9]");
     // The second turn extends the first: its prefix blocks were found on the session's backend.
     assertThat(decisions.of("metered").get(1).matchedBlocks()).isPositive();
+  }
+
+  @Test
+  void replicasCarryTheScrapedLoad() throws Exception {
+    Replica scraped = scraper.replica("127.0.0.1:" + BACKENDS.get(0).port()).orElseThrow();
+    // kv_cache_size_tokens of cache_config_info in the captured vLLM exposition
+    assertThat(scraped.load().kvCapacityTokens()).isEqualTo(1_188_352);
+    assertThat(scraped.models()).containsEntry(MODEL, ModelState.ACTIVE);
+
+    BACKENDS.forEach(FakeVllmBackend::hold);
+    int arrivedBefore = arrivedTotal();
+    CompletableFuture<HttpResponse<String>> pending = http.sendAsync(
+        chat(Optional.of("loaded"), chatBody("loaded", 1)), HttpResponse.BodyHandlers.ofString());
+    await("the request reaches a backend", () -> arrivedTotal() == arrivedBefore + 1, () -> 0);
+    String id = decisions.of("loaded").get(0).replica().id();
+    await("the backend's scrape shows one running request", () -> scraper.replica(id)
+        .map(r -> r.load().runningRequests() == 1).orElse(false), () -> 0);
+    BACKENDS.forEach(FakeVllmBackend::release);
+    assertThat(pending.get().statusCode()).isEqualTo(200);
+    await("the backend's scrape shows it idle", () -> scraper.replica(id)
+        .map(r -> r.load().runningRequests() == 0).orElse(false), () -> 0);
   }
 
   // --- helpers ---
