@@ -11,6 +11,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
@@ -101,6 +102,8 @@ public final class MicrometerRoutingListener implements RoutingListener {
         .description("Time to a routing decision, binding store wait included")
         .tag("routed", Boolean.toString(routed))
         .publishPercentileHistogram()
+        .minimumExpectedValue(Duration.ofNanos(1_000)) // selects take microseconds...
+        .maximumExpectedValue(Duration.ofSeconds(1)) // ...and the store wait is bounded
         .register(registry);
   }
 
