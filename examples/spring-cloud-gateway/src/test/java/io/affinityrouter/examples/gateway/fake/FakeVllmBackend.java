@@ -33,9 +33,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * wait until {@link #release()}, to keep requests in flight. Thread-safe.
  */
 public final class FakeVllmBackend implements AutoCloseable {
-  /** The captured exposition, relative to this module's directory (the tests' working directory). */
-  public static final Path CAPTURE =
-      Path.of("../../../shared/fixtures/metrics/vllm-v1-0.26.0-llmd-router-none.prom");
+  /**
+   * The captured exposition: {@code shared/} is beside the project root, so this is
+   * {@code ../shared/...} from the root (where {@code mvn -pl ... exec:java} runs) and
+   * {@code ../../../shared/...} from this module (where surefire runs).
+   */
+  public static final Path CAPTURE = locate(
+      "shared/fixtures/metrics/vllm-v1-0.26.0-llmd-router-none.prom");
   /** The model name in the capture, replaced by the backend's. */
   static final String CAPTURED_MODEL = "Qwen/Qwen3-0.6B";
   /** Output tokens each completion claims to have generated. */
@@ -204,6 +208,12 @@ public final class FakeVllmBackend implements AutoCloseable {
     release();
     server.stop(0);
     executor.shutdownNow();
+  }
+
+  private static Path locate(String beside) {
+    Path fromModule = Path.of("../../..").resolve(beside);
+    Path fromRoot = Path.of("..").resolve(beside);
+    return Files.isRegularFile(fromModule) || !Files.isRegularFile(fromRoot) ? fromModule : fromRoot;
   }
 
   @Override
