@@ -10,6 +10,7 @@ import io.affinityrouter.spi.BindingStore;
 import io.affinityrouter.spi.RoutingListener;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.InstantSource;
+import java.util.Map;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -20,8 +21,9 @@ import org.springframework.web.reactive.function.client.WebClient;
 
 /**
  * Spring Boot auto-configuration of affinity-router for Spring Cloud Gateway: the {@link Router}
- * (from the {@code affinity-router.*} properties, every {@link RoutingListener} bean, and a
- * {@link BindingStore} bean if there is one, else the in-memory store), the Micrometer listener,
+ * (from the {@code affinity-router.*} properties, every {@link RoutingListener} bean, and the
+ * binding store: a {@link BindingStore} bean if there is one, else the Redis store of
+ * {@code affinity-router.redis-uri}, else the in-memory store), the Micrometer listener,
  * the replica scraper and the gateway filter. Services are put in the router's charge with
  * {@link io.affinityrouter.examples.gateway.loadbalancer.AffinityLoadBalancerConfiguration}.
  *
@@ -34,13 +36,28 @@ public class AffinityRouterAutoConfiguration {
   /** Creates the configuration (Spring Boot does). */
   public AffinityRouterAutoConfiguration() {}
 
-  /** The router; closed with the context. */
+  /**
+   * The router; closed with the context (with the Redis store it opened, if any).
+   *
+   * @throws IllegalArgumentException if both a {@link BindingStore} bean and
+   *     {@code affinity-router.redis-uri} are given, or a property is out of range
+   */
   @Bean(destroyMethod = "close")
   @ConditionalOnMissingBean
   public Router affinityRouter(AffinityRouterProperties properties,
       ObjectProvider<RoutingListener> listeners, ObjectProvider<BindingStore> stores) {
     AffinityRouter.Builder builder = properties.applyTo(AffinityRouter.builder());
-    stores.ifAvailable(builder::bindingStore);
+    BindingStore store = stores.getIfAvailable();
+    if (store != null && properties.redisUri() != null) {
+      throw new IllegalArgumentException("affinity-router.redis-uri: set, and a BindingStore bean "
+          + store.getClass().getName() + " exists (expected: one of them)");
+    }
+    if (store != null) {
+      builder.bindingStore(store);
+    } else if (properties.redisUri() != null) {
+      // the "redis" provider of affinity-router-redis-binding; the router owns and closes it
+      builder.bindingStore("redis", Map.of("uri", properties.redisUri()));
+    }
     listeners.orderedStream().forEach(builder::addListener);
     return builder.build();
   }

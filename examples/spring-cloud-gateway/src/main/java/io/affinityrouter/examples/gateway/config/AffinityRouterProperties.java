@@ -18,6 +18,10 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param sessionHeader the request header carrying the session id; default {@code x-session-id}
  * @param tenantHeader the request header carrying the tenant; default {@code x-tenant-id}
  * @param scrape how replicas' {@code /metrics} are scraped
+ * @param redisUri the Redis binding store shared by the gateways of a fleet, as a Lettuce URI
+ *     ({@code redis://[user:password@]host:port}, {@code rediss://...},
+ *     {@code redis-sentinel://host:port[,host:port]#master}); unset (default): an in-memory store,
+ *     which only suits a single gateway
  * @param topK how many of the cheapest replicas the picker draws from (default 3)
  * @param epsilonSeconds the picker's absolute cost window in seconds (default 0.002)
  * @param epsilonFraction the picker's relative cost window (default 0.1)
@@ -46,6 +50,7 @@ public record AffinityRouterProperties(
     @DefaultValue("x-session-id") String sessionHeader,
     @DefaultValue("x-tenant-id") String tenantHeader,
     @DefaultValue Scrape scrape,
+    @Nullable String redisUri,
     @Nullable Integer topK,
     @Nullable Double epsilonSeconds,
     @Nullable Double epsilonFraction,
@@ -81,6 +86,10 @@ public record AffinityRouterProperties(
     if (tenantHeader == null || tenantHeader.isBlank()) {
       throw new IllegalArgumentException(
           "affinity-router.tenant-header: '" + tenantHeader + "' (expected: a header name)");
+    }
+    if (redisUri != null && redisUri.isBlank()) {
+      throw new IllegalArgumentException(
+          "affinity-router.redis-uri: blank (expected: a Redis URI, or no property)");
     }
     if (scrape == null) {
       scrape = new Scrape(null, null, null, null);
