@@ -136,6 +136,22 @@ class GatewayRoutingTest {
       assertThat(BACKENDS.stream().mapToLong(b -> b.servedSessions().stream()
           .filter(session::equals).count()).sum()).isEqualTo(turns);
       used.add(holders.get(0));
+      // the gateway read the body to route it, and forwarded it intact
+      FakeVllmBackend holder = BACKENDS.stream().filter(b -> b.name().equals(holders.get(0)))
+          .findFirst().orElseThrow();
+      List<String> bodies = new ArrayList<>();
+      List<String> served = holder.servedSessions();
+      List<String> servedBodies = holder.servedBodies();
+      for (int i = 0; i < served.size(); i++) {
+        if (served.get(i).equals(session)) {
+          bodies.add(servedBodies.get(i));
+        }
+      }
+      List<String> sent = new ArrayList<>();
+      for (int turn = 1; turn <= turns; turn++) {
+        sent.add(chatBody(session, turn));
+      }
+      assertThat(bodies).isEqualTo(sent);
       List<RoutingDecision> ds = decisions.of(session);
       assertThat(ds).hasSize(turns);
       assertThat(ds.get(0).reason()).isEqualTo(RoutingReason.SESSION_CLAIMED);

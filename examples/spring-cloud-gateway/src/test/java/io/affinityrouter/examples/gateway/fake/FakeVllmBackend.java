@@ -29,7 +29,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * figures written into its families, plus the {@code num_requests_running} and
  * {@code generation_tokens_total} families the capture was trimmed of.
  *
- * <p>Records the session header of every completion it serves. {@link #hold()} makes completions
+ * <p>Records the session header and body of every completion it serves. {@link #hold()} makes completions
  * wait until {@link #release()}, to keep requests in flight. Thread-safe.
  */
 public final class FakeVllmBackend implements AutoCloseable {
@@ -51,6 +51,7 @@ public final class FakeVllmBackend implements AutoCloseable {
   private final HttpServer server;
   private final ExecutorService executor;
   private final List<String> servedSessions = new CopyOnWriteArrayList<>();
+  private final List<String> servedBodies = new CopyOnWriteArrayList<>();
   private final AtomicInteger running = new AtomicInteger();
   private final AtomicInteger arrived = new AtomicInteger();
   private final AtomicLong generated = new AtomicLong();
@@ -101,6 +102,11 @@ public final class FakeVllmBackend implements AutoCloseable {
     return List.copyOf(servedSessions);
   }
 
+  /** The body of each completion served (or held), in the order of {@link #servedSessions()}. */
+  public List<String> servedBodies() {
+    return List.copyOf(servedBodies);
+  }
+
   /** Completions that have arrived, held or not. */
   public int arrived() {
     return arrived.get();
@@ -123,6 +129,7 @@ public final class FakeVllmBackend implements AutoCloseable {
         body = in.readAllBytes();
       }
       String session = exchange.getRequestHeaders().getFirst("x-session-id");
+      servedBodies.add(new String(body, StandardCharsets.UTF_8));
       servedSessions.add(session == null ? "" : session);
       arrived.incrementAndGet();
       running.incrementAndGet();
