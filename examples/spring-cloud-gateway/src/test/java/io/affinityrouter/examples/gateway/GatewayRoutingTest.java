@@ -156,7 +156,9 @@ class GatewayRoutingTest {
       assertThat(ds).hasSize(turns);
       assertThat(ds.get(0).reason()).isEqualTo(RoutingReason.SESSION_CLAIMED);
       assertThat(ds.subList(1, turns)).allMatch(d -> d.reason() == RoutingReason.SESSION_AFFINITY);
-      assertThat(ds).allMatch(d -> d.lease().isClosed());
+      // closed once the response is written, which may trail the client's read by a moment
+      await("the leases of " + session + " are closed",
+          () -> ds.stream().allMatch(d -> d.lease().isClosed()), () -> 0);
     }
     // Cold sessions are spread by load, not piled onto one backend.
     assertThat(used.stream().distinct().count()).isGreaterThan(1);
@@ -220,6 +222,28 @@ class GatewayRoutingTest {
       assertThat(decision.lease().isClosed()).as("lease while the backend works").isFalse();
     } // the client goes away while the backend still holds the request
     await("the lease is closed after the client left", () -> decision.lease().isClosed(), () -> 0);
+  }
+
+  @Test
+  void streamedCompletionHoldsTheLeaseUntilTheStreamEnds() throws Exception {
+    BACKENDS.forEach(FakeVllmBackend::hold);
+    String body = chatBody("streamer", 1).replace("{\"model\"", "{\"stream\":true,\"model\"");
+    HttpResponse<java.util.stream.Stream<String>> r = http.send(chat(Optional.of("streamer"), body),
+        HttpResponse.BodyHandlers.ofLines());
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThat(r.headers().firstValue("Content-Type")).hasValueSatisfying(
+        t -> assertThat(t).startsWith("text/event-stream"));
+    java.util.Iterator<String> lines = r.body().iterator();
+    assertThat(lines.next()).contains("\"content\":\"served\"");
+    RoutingDecision decision = decisions.of("streamer").get(0);
+    Thread.sleep(200);
+    assertThat(decision.lease().isClosed()).as("lease after the first token").isFalse();
+
+    BACKENDS.forEach(FakeVllmBackend::release);
+    List<String> rest = new ArrayList<>();
+    lines.forEachRemaining(rest::add);
+    assertThat(String.join("\n", rest)).contains("\"content\":\" by backend-").endsWith("data: [DONE]\n");
+    await("the lease is closed after the stream", () -> decision.lease().isClosed(), () -> 0);
   }
 
   @Test

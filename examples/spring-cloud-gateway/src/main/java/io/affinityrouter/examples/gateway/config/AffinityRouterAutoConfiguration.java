@@ -5,6 +5,7 @@ import io.affinityrouter.core.AffinityRouter;
 import io.affinityrouter.examples.gateway.metrics.MicrometerRoutingListener;
 import io.affinityrouter.examples.gateway.replica.ReplicaScraper;
 import io.affinityrouter.examples.gateway.request.InferenceRequestFilter;
+import io.affinityrouter.examples.gateway.request.LeaseClosingFilter;
 import io.affinityrouter.examples.gateway.request.RoutingRequestFactory;
 import io.affinityrouter.spi.BindingStore;
 import io.affinityrouter.spi.RoutingListener;
@@ -24,7 +25,7 @@ import org.springframework.web.reactive.function.client.WebClient;
  * (from the {@code affinity-router.*} properties, every {@link RoutingListener} bean, and the
  * binding store: a {@link BindingStore} bean if there is one, else the Redis store of
  * {@code affinity-router.redis-uri}, else the in-memory store), the Micrometer listener,
- * the replica scraper and the gateway filter. Services are put in the router's charge with
+ * the replica scraper and the gateway filters. Services are put in the router's charge with
  * {@link io.affinityrouter.examples.gateway.loadbalancer.AffinityLoadBalancerConfiguration}.
  *
  * <p>Each bean backs off when the application defines its own of the same type.
@@ -84,6 +85,13 @@ public class AffinityRouterAutoConfiguration {
       ObjectProvider<WebClient.Builder> webClient) {
     return new ReplicaScraper(webClient.getIfAvailable(WebClient::builder), properties.scrape(),
         InstantSource.system());
+  }
+
+  /** Ends leases when exchanges end (after a streamed body, on error, on cancel). */
+  @Bean
+  @ConditionalOnMissingBean
+  public LeaseClosingFilter leaseClosingFilter() {
+    return new LeaseClosingFilter();
   }
 
   /** Prepares routing requests and maps not-routed decisions to 429/503. */

@@ -38,6 +38,7 @@ import reactor.core.publisher.Mono;
  * headers' session and tenant and an empty prompt), and calls {@link Router#selectAsync} — never
  * blocking the event loop. The decision is put in the exchange attributes under
  * {@link #DECISION_ATTR} and answered as a {@link RoutedResponse} (its lease is closed by
+ * {@link io.affinityrouter.examples.gateway.request.LeaseClosingFilter} or
  * {@link LeaseReleasingLifecycle}) or a {@link NotRoutedResponse} (no instance; never a random one).
  *
  * <p>If the caller cancels before the decision is delivered, the decision's lease is closed here.
@@ -49,6 +50,13 @@ public final class AffinityLoadBalancer implements ReactorServiceInstanceLoadBal
       AffinityLoadBalancer.class.getName() + ".routingRequest";
   /** Exchange attribute where the {@link RoutingDecision} is put. */
   public static final String DECISION_ATTR = AffinityLoadBalancer.class.getName() + ".decision";
+  /**
+   * Exchange attribute: {@code true} when something around the exchange closes the lease as the
+   * exchange ends ({@link io.affinityrouter.examples.gateway.request.LeaseClosingFilter}), so
+   * {@link LeaseReleasingLifecycle} must not close it on {@code SUCCESS}.
+   */
+  public static final String LEASE_ENDS_WITH_EXCHANGE_ATTR =
+      AffinityLoadBalancer.class.getName() + ".leaseEndsWithExchange";
 
   private final String serviceId;
   private final ObjectProvider<ServiceInstanceListSupplier> suppliers;

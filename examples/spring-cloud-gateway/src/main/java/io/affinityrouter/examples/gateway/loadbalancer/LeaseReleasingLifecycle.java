@@ -2,24 +2,29 @@ package io.affinityrouter.examples.gateway.loadbalancer;
 
 import io.affinityrouter.examples.gateway.replica.ReplicaScraper;
 import java.net.ConnectException;
+import java.util.Map;
 import java.util.Objects;
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.client.loadbalancer.CompletionContext;
 import org.springframework.cloud.client.loadbalancer.LoadBalancerLifecycle;
 import org.springframework.cloud.client.loadbalancer.Request;
+import org.springframework.cloud.client.loadbalancer.RequestData;
 import org.springframework.cloud.client.loadbalancer.RequestDataContext;
 import org.springframework.cloud.client.loadbalancer.Response;
 import org.springframework.cloud.client.loadbalancer.ResponseData;
 
 /**
- * Closes the {@link io.affinityrouter.RequestLease} of a {@link RoutedResponse} when Spring Cloud
- * Gateway reports the request complete ({@code SUCCESS} after the response body was written,
- * {@code FAILED} on an error). A forward that could not connect also counts as a failed scrape of
- * the replica ({@link ReplicaScraper#connectFailed}), so a backend that went away turns unhealthy
- * quickly.
+ * Closes the {@link io.affinityrouter.RequestLease} of a {@link RoutedResponse} when the load
+ * balancer's caller reports the request complete: on {@code FAILED} always, on {@code SUCCESS}
+ * unless the exchange says its lease ends with it
+ * ({@link AffinityLoadBalancer#LEASE_ENDS_WITH_EXCHANGE_ATTR}). Spring Cloud Gateway reports
+ * {@code SUCCESS} when the upstream response headers arrive, before a streamed body is relayed, and
+ * never reports a client's cancel:
+ * {@link io.affinityrouter.examples.gateway.request.LeaseClosingFilter} ends leases there. Other
+ * callers (e.g. a load-balanced {@code WebClient}) rely on this lifecycle alone.
  *
- * <p>Spring Cloud Gateway does not call {@code onComplete} when the client cancels;
- * {@link io.affinityrouter.examples.gateway.request.InferenceRequestFilter} closes the lease then.
+ * <p>A forward that could not connect also counts as a failed scrape of the replica
+ * ({@link ReplicaScraper#connectFailed}), so a backend that went away turns unhealthy quickly.
  * Closing twice is harmless (leases release once). Thread-safe and stateless.
  */
 public final class LeaseReleasingLifecycle
@@ -48,7 +53,7 @@ public final class LeaseReleasingLifecycle
   public void onStartRequest(Request<RequestDataContext> request,
       Response<ServiceInstance> lbResponse) {}
 
-  /** Closes the lease of a routed response; records refused connections. */
+  /** Closes the lease of a routed response as described above; records refused connections. */
   @Override
   public void onComplete(
       CompletionContext<ResponseData, ServiceInstance, RequestDataContext> completionContext) {
@@ -59,7 +64,18 @@ public final class LeaseReleasingLifecycle
         && isConnectFailure(completionContext.getThrowable())) {
       scraper.connectFailed(routed.decision().replica().id());
     }
+    if (completionContext.status() == CompletionContext.Status.SUCCESS
+        && endsWithExchange(completionContext.getClientResponse())) {
+      return;
+    }
     routed.decision().lease().close();
+  }
+
+  private static boolean endsWithExchange(ResponseData response) {
+    RequestData request = response == null ? null : response.getRequestData();
+    Map<String, Object> attributes = request == null ? null : request.getAttributes();
+    return attributes != null
+        && Boolean.TRUE.equals(attributes.get(AffinityLoadBalancer.LEASE_ENDS_WITH_EXCHANGE_ATTR));
   }
 
   private static boolean isConnectFailure(Throwable error) {

@@ -34,12 +34,11 @@ import reactor.core.publisher.Mono;
  *       ({@link RoutingReason#ALL_AT_LIMIT}) or {@code 503 Service Unavailable} (no replica for the
  *       model, model waking or loading), each with {@code Retry-After} in whole seconds and an
  *       OpenAI-style error body;
- *   <li>answers a session id longer than 256 bytes with {@code 400};
- *   <li>marks the lease's first token when the first response bytes go out (the prefill is over);
- *   <li>closes the lease when the exchange ends however it ends, in particular when the client
- *       cancels (Spring Cloud Gateway calls {@code LoadBalancerLifecycle.onComplete} only for success
- *       and error).
+ *   <li>answers a session id longer than 256 bytes with {@code 400}.
  * </ul>
+ *
+ * <p>Leases are ended by {@link LeaseClosingFilter}, outside the response-writing filter: the chain
+ * from here on completes when the upstream headers arrive, before a streamed body is written.
  *
  * <p>Runs just before Spring Cloud Gateway's {@link ReactiveLoadBalancerClientFilter}. Never logs
  * the body. Thread-safe and stateless.
@@ -79,28 +78,15 @@ public final class InferenceRequestFilter implements GlobalFilter, Ordered {
             "invalid_request_error", "invalid_session_id");
       }
       exchange.getAttributes().put(AffinityLoadBalancer.ROUTING_REQUEST_ATTR, request);
-      ServerWebExchange routed = exchange.mutate()
-          .request(cached)
-          .response(new FirstTokenResponse(exchange.getResponse(), exchange))
-          .build();
-      return chain.filter(routed)
+      return chain.filter(exchange.mutate().request(cached).build())
           .onErrorResume(e -> notRouted(exchange) != null,
-              e -> answerNotRouted(exchange.getResponse(), Objects.requireNonNull(notRouted(exchange))))
-          .doFinally(signal -> closeLease(exchange));
+              e -> answerNotRouted(exchange.getResponse(), Objects.requireNonNull(notRouted(exchange))));
     });
   }
 
   private static @Nullable RoutingDecision notRouted(ServerWebExchange exchange) {
     Object d = exchange.getAttribute(AffinityLoadBalancer.DECISION_ATTR);
     return d instanceof RoutingDecision decision && !decision.isRouted() ? decision : null;
-  }
-
-  /** The lease of the exchange's routed decision, if any, released (idempotent). */
-  static void closeLease(ServerWebExchange exchange) {
-    Object d = exchange.getAttribute(AffinityLoadBalancer.DECISION_ATTR);
-    if (d instanceof RoutingDecision decision && decision.isRouted()) {
-      decision.lease().close();
-    }
   }
 
   private static Mono<Void> answerNotRouted(ServerHttpResponse response, RoutingDecision decision) {

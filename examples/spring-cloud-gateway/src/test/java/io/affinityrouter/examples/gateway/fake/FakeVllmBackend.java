@@ -23,7 +23,8 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A stand-in for one vLLM OpenAI server on 127.0.0.1: {@code POST /v1/chat/completions} and
- * {@code /v1/completions} answer an OpenAI-shaped completion naming this backend, and
+ * {@code /v1/completions} answer an OpenAI-shaped completion naming this backend (streamed as
+ * server-sent events when the body asks {@code "stream":true}), and
  * {@code GET /metrics} serves the captured vLLM v0.26.0 (V1 engine) exposition in
  * {@code shared/fixtures/metrics/} (read by path, not copied) with this backend's model and live
  * figures written into its families, plus the {@code num_requests_running} and
@@ -134,6 +135,10 @@ public final class FakeVllmBackend implements AutoCloseable {
       arrived.incrementAndGet();
       running.incrementAndGet();
       try {
+        if (new String(body, StandardCharsets.UTF_8).contains("\"stream\":true")) {
+          stream(exchange);
+          return;
+        }
         if (!gate.await(30, TimeUnit.SECONDS)) {
           exchange.sendResponseHeaders(504, -1);
           return;
@@ -155,6 +160,31 @@ public final class FakeVllmBackend implements AutoCloseable {
           promptTokens + COMPLETION_TOKENS);
       send(exchange, 200, "application/json", json);
     }
+  }
+
+  /**
+   * Streams a completion as server-sent events: the first token at once, the rest when the gate
+   * opens (so a held stream is in the middle of its generation).
+   */
+  private void stream(HttpExchange exchange) throws IOException, InterruptedException {
+    exchange.getResponseHeaders().set("Content-Type", "text/event-stream");
+    exchange.sendResponseHeaders(200, 0);
+    try (OutputStream out = exchange.getResponseBody()) {
+      out.write(chunk("served").getBytes(StandardCharsets.UTF_8));
+      out.flush();
+      if (!gate.await(30, TimeUnit.SECONDS)) {
+        return;
+      }
+      out.write((chunk(" by " + name) + "data: [DONE]\n\n").getBytes(StandardCharsets.UTF_8));
+      generated.addAndGet(COMPLETION_TOKENS);
+    } catch (IOException e) {
+      // the gateway went away mid-stream
+    }
+  }
+
+  private String chunk(String text) {
+    return "data: {\"object\":\"chat.completion.chunk\",\"model\":\"" + model
+        + "\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" + text + "\"}}]}\n\n";
   }
 
   private void metrics(HttpExchange exchange) throws IOException {
