@@ -74,8 +74,9 @@ public final class AffinityLoadBalancer implements ReactorServiceInstanceLoadBal
    * @param scraper keeps replicas' load fresh
    * @param requests builds requests for callers that did not put one in the attributes
    */
-  public AffinityLoadBalancer(String serviceId, ObjectProvider<ServiceInstanceListSupplier> suppliers,
-      Router router, ReplicaScraper scraper, RoutingRequestFactory requests) {
+  public AffinityLoadBalancer(String serviceId,
+      ObjectProvider<ServiceInstanceListSupplier> suppliers, Router router, ReplicaScraper scraper,
+      RoutingRequestFactory requests) {
     this.serviceId = Objects.requireNonNull(serviceId, "serviceId");
     this.suppliers = Objects.requireNonNull(suppliers, "suppliers");
     this.router = Objects.requireNonNull(router, "router");

@@ -32,6 +32,6 @@ public final class RoutedResponse extends DefaultResponse {
     return decision;
   }
 
-  // equals and hashCode: DefaultResponse's (the instance) are kept on purpose; two responses for the
-  // same instance are the same choice to Spring Cloud.
+  // equals and hashCode: DefaultResponse's (the instance) are kept on purpose; two responses for
+  // the same instance are the same choice to Spring Cloud.
 }

@@ -1,4 +1,7 @@
-/** The Spring Cloud LoadBalancer adapter: the load balancer, its responses and the lifecycle closing leases. */
+/**
+ * The Spring Cloud LoadBalancer adapter: the load balancer, its responses and the lifecycle that
+ * closes leases.
+ */
 @NullMarked
 package io.affinityrouter.examples.gateway.loadbalancer;
 

@@ -45,7 +45,8 @@ import reactor.core.publisher.Mono;
  */
 public final class InferenceRequestFilter implements GlobalFilter, Ordered {
   /** This filter's order: just before the load balancer client filter. */
-  public static final int ORDER = ReactiveLoadBalancerClientFilter.LOAD_BALANCER_CLIENT_FILTER_ORDER - 1;
+  public static final int ORDER =
+      ReactiveLoadBalancerClientFilter.LOAD_BALANCER_CLIENT_FILTER_ORDER - 1;
 
   private final Router router;
   private final RoutingRequestFactory requests;
@@ -80,7 +81,8 @@ public final class InferenceRequestFilter implements GlobalFilter, Ordered {
       exchange.getAttributes().put(AffinityLoadBalancer.ROUTING_REQUEST_ATTR, request);
       return chain.filter(exchange.mutate().request(cached).build())
           .onErrorResume(e -> notRouted(exchange) != null,
-              e -> answerNotRouted(exchange.getResponse(), Objects.requireNonNull(notRouted(exchange))));
+              e -> answerNotRouted(exchange.getResponse(),
+                  Objects.requireNonNull(notRouted(exchange))));
     });
   }
 

@@ -1,4 +1,6 @@
-/** The gateway filter: reads requests into routing requests, answers not-routed ones, releases leases. */
+/**
+ * The gateway filters: read requests into routing requests, answer not-routed ones, end leases.
+ */
 @NullMarked
 package io.affinityrouter.examples.gateway.request;
 
