@@ -10,17 +10,20 @@ import java.util.SplittableRandom;
  * The replica lists the benchmarks route over: healthy replicas serving {@link #MODEL}, ready long
  * ago (no ramp), each with a seeded, varied load snapshot (running 0..31, waiting 0..3, KV usage
  * 0.2..0.8 of 1.08M tokens: a Qwen2.5-7B replica on one H100, see the design notes). Not a test
- * double: these are the values a gateway would pass after a metrics scrape.
+ * double: these are the values a gateway would pass after a metrics scrape. Stateless.
  */
-final class Fleet {
+public final class Fleet {
   /** The model every benchmark replica serves and every benchmark request asks for. */
-  static final String MODEL = "qwen2.5-7b-instruct";
+  public static final String MODEL = "qwen2.5-7b-instruct";
   private static final long KV_CAPACITY_TOKENS = 1_082_544;
 
   private Fleet() {}
 
-  /** {@code n} replicas with ids {@code replica-0..n-1}, loads drawn from {@code seed}. */
-  static List<Replica> replicas(int n, long seed) {
+  /**
+   * {@code n} replicas with ids {@code replica-0..n-1}, loads drawn from {@code seed}; an immutable
+   * list.
+   */
+  public static List<Replica> replicas(int n, long seed) {
     SplittableRandom random = new SplittableRandom(seed);
     List<Replica> replicas = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {

@@ -5,9 +5,9 @@ import java.util.SplittableRandom;
 
 /**
  * Zipf-distributed draws over {@code 0..n-1} (rank {@code i} has weight {@code 1 / (i + 1)^s}),
- * precomputed into a sequence so that drawing costs one array read inside a benchmark.
+ * precomputed into a sequence so that drawing costs one array read inside a benchmark. Stateless.
  */
-final class Zipf {
+public final class Zipf {
   private Zipf() {}
 
   /**
@@ -16,7 +16,7 @@ final class Zipf {
    * @throws IllegalArgumentException if {@code n <= 0}, {@code s < 0} or {@code length} is not a
    *     power of two
    */
-  static int[] sequence(int n, double s, int length, long seed) {
+  public static int[] sequence(int n, double s, int length, long seed) {
     if (n <= 0) {
       throw new IllegalArgumentException("n: " + n + " (expected: > 0)");
     }
