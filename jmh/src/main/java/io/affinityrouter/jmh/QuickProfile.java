@@ -21,13 +21,13 @@ import org.openjdk.jmh.runner.options.TimeValue;
 
 /**
  * A short profile of every benchmark (one fork, 2 × 1 s warm-up, 3 × 1 s measurement, {@code -prof
- * gc}), run as a few JMH runs with the parameter sweeps the goals need, then the index footprint
+ * gc} and {@link CpuTimeProfiler}), run as a few JMH runs with the parameter sweeps the goals need, then the index footprint
  * ({@code IndexFootprint}, in its own JVM). Writes one JMH JSON file per run and {@code quick.md}: a
  * table of every result and the goals of issue 5 with their verdicts. Used by
  * {@code jmh/run-quick.sh}, which also starts the Redis server and runs {@code redis-benchmark}.
  *
- * <p>Ratios are computed in this one run from the fastest iteration of each benchmark (on a shared
- * machine other processes only ever add time), with the ratio of means beside it.
+ * <p>Ratios are computed in this one run from CPU time per operation (on a shared machine, waiting
+ * for a core inflates wall-clock time but not CPU time), with the wall-clock ratios beside them.
  *
  * <pre>
  * java -cp jmh/target/benchmarks.jar io.affinityrouter.jmh.QuickProfile OUT_DIR \
@@ -110,6 +110,7 @@ public final class QuickProfile {
         .measurementIterations(3)
         .measurementTime(TimeValue.seconds(1))
         .addProfiler(GCProfiler.class)
+        .addProfiler(CpuTimeProfiler.class)
         .resultFormat(ResultFormatType.JSON)
         .result(out.resolve("quick-" + name + ".json").toString());
     Collection<RunResult> r = new Runner(custom.apply(o).build()).run();
