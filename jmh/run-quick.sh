@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Short profile of every benchmark (a few minutes on 2 cores): one fork, 2 x 1 s warm-up and
 # 3 x 1 s measurement each, -prof gc; writes one JMH JSON file per run and quick.md (results table,
-# goal verdicts, index footprint) into OUT_DIR (default jmh/results).
+# goal verdicts, index footprint) into OUT_DIR (default jmh/target/quick).
 #
 # Starts a throw-away redis-server on 127.0.0.1:$REDIS_PORT (default 6390), measures
 # `redis-benchmark -t get` with $REDIS_THREADS clients (default 4), runs the Redis benchmark with as
@@ -11,7 +11,7 @@
 # Usage: jmh/run-quick.sh [OUT_DIR]      (REBUILD=1 to rebuild the jar first)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-OUT=${1:-jmh/results}
+OUT=${1:-jmh/target/quick}
 JAR=jmh/target/benchmarks.jar
 REDIS_PORT=${REDIS_PORT:-6390}
 REDIS_THREADS=${REDIS_THREADS:-4}

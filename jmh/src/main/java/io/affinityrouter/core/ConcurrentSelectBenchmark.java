@@ -60,12 +60,14 @@ public class ConcurrentSelectBenchmark {
     int position;
     int slot;
 
+    /** Starts this thread at its own place in the sequence. */
     @Setup(Level.Trial)
     public void setUp() {
       position = (int) (Thread.currentThread().getId() * 7919);
     }
   }
 
+  /** Builds the router, fills its index, and routes every session once. */
   @Setup(Level.Trial)
   public void setUp() {
     SettableClock clock = new SettableClock(1_700_000_000_000L);
@@ -76,6 +78,7 @@ public class ConcurrentSelectBenchmark {
     workload.warm(router, fleet);
   }
 
+  /** Closes the leases left in the ring, then the router. */
   @TearDown(Level.Trial)
   public void tearDown() {
     for (int i = 0; i < RING; i++) {

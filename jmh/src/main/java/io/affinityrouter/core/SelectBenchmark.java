@@ -60,6 +60,7 @@ public class SelectBenchmark {
   private List<Replica> fleet;
   private SessionWorkload workload;
 
+  /** Builds the router, fills its index to {@code indexBlocks}, and prepares the traffic. */
   @Setup(Level.Trial)
   public void setUp() {
     SettableClock clock = new SettableClock(1_700_000_000_000L);
@@ -79,6 +80,7 @@ public class SelectBenchmark {
     workload.warm(router, fleet);
   }
 
+  /** Closes the router. */
   @TearDown(Level.Trial)
   public void tearDown() {
     router.close();

@@ -57,6 +57,7 @@ public class SelectVsHashBenchmark {
   private final BlockHasher hasher = BlockHasher.defaults();
   private final long[] out = new long[BlockHasher.DEFAULT_MAX_PROMPT_BLOCKS];
 
+  /** Builds the router, fills its index, and prepares token and pre-hashed traffic. */
   @Setup(Level.Trial)
   public void setUp() {
     SettableClock clock = new SettableClock(1_700_000_000_000L);
@@ -75,6 +76,7 @@ public class SelectVsHashBenchmark {
     prehashed.warm(router, fleet);
   }
 
+  /** Closes the router. */
   @TearDown(Level.Trial)
   public void tearDown() {
     router.close();

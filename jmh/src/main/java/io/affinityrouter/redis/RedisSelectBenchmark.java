@@ -106,12 +106,14 @@ public class RedisSelectBenchmark {
   public static class Cursor {
     int position;
 
+    /** Starts this thread at its own place in the sequence. */
     @Setup(Level.Trial)
     public void setUp() {
       position = (int) (Thread.currentThread().getId() * 7919);
     }
   }
 
+  /** Flushes the server, connects the store (cache per the parameter), builds router and sessions. */
   @Setup(Level.Trial)
   public void setUp(org.openjdk.jmh.infra.BenchmarkParams params) {
     threads = params.getThreads();
@@ -144,6 +146,7 @@ public class RedisSelectBenchmark {
     sequence = Zipf.sequence(SESSIONS, 1.0, SEQUENCE, random.nextLong());
   }
 
+  /** Resets the server's command statistics and the decision counters. */
   @Setup(Level.Iteration)
   public void resetCounts() {
     adminConnection.sync().configResetstat();
@@ -151,6 +154,7 @@ public class RedisSelectBenchmark {
     degraded.reset();
   }
 
+  /** Reads the commands and decisions of the iteration that just ended. */
   @TearDown(Level.Iteration)
   public void readCounts() {
     lastCommands = clientCommands(adminConnection.sync());
@@ -158,6 +162,7 @@ public class RedisSelectBenchmark {
     lastDegraded = degraded.sum();
   }
 
+  /** Reports commands per decision (select only) and closes router, store and connections. */
   @TearDown(Level.Trial)
   public void tearDown() {
     if (selecting) {

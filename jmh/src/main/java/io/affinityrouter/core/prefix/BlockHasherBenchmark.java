@@ -47,6 +47,7 @@ public class BlockHasherBenchmark {
   private char[] chars;
   private long[] out;
 
+  /** Draws the prompt (token ids and text) from a fixed seed. */
   @Setup
   public void setUp() {
     SplittableRandom random = new SplittableRandom(3);

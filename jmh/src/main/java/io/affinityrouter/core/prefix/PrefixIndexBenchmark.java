@@ -47,6 +47,7 @@ public class PrefixIndexBenchmark {
   private SplittableRandom random;
   private int ordinal;
 
+  /** Fills the index to its bound and records the known prompt on four replicas. */
   @Setup(Level.Trial)
   public void setUp() {
     index = new PrefixIndex(indexBlocks);
