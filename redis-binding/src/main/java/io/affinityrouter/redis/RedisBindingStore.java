@@ -9,6 +9,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -61,6 +62,10 @@ public final class RedisBindingStore implements BindingStore {
   private final @Nullable LocalBindingCache cache;
   private final String channel;
   private final AtomicBoolean closed = new AtomicBoolean();
+  private final AtomicInteger refreshesInFlight = new AtomicInteger();
+
+  /** Bound on the local cache's background TTL refreshes in flight at once. */
+  static final int MAX_REFRESHES_IN_FLIGHT = 256;
 
   RedisBindingStore(RedisConnections connections, BindingKeyFormat keys, StoreCounters counters,
       @Nullable LocalBindingCache cache) {
@@ -90,10 +95,16 @@ public final class RedisBindingStore implements BindingStore {
       LocalBindingCache.Entry hit = local.lookup(redisKey);
       if (hit != null && hit.replicaId != null) {
         counters.cacheHits.increment();
-        if (local.dueForRefresh(hit, ttlMillis) && hit.refreshing.compareAndSet(false, true)) {
+        if (local.dueForRefresh(hit, ttlMillis) && refreshesInFlight.get() < MAX_REFRESHES_IN_FLIGHT
+            && hit.refreshing.compareAndSet(false, true)) {
+          // Fire and forget, bounded: a burst of due entries must not fill the command queue
+          // ahead of the requests that need an answer; a skipped refresh happens on a later hit.
           counters.cacheRefreshes.increment();
-          claim(redisKey, hit.replicaId, ttlMillis)
-              .whenComplete((b, e) -> hit.refreshing.set(false));
+          refreshesInFlight.incrementAndGet();
+          claim(redisKey, hit.replicaId, ttlMillis).whenComplete((b, e) -> {
+            refreshesInFlight.decrementAndGet();
+            hit.refreshing.set(false);
+          });
         }
         return CompletableFuture.completedStage(new Binding(hit.replicaId, hit.generation, false));
       }

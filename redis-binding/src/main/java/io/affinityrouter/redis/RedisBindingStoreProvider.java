@@ -17,6 +17,8 @@ import org.jspecify.annotations.Nullable;
  *   <li>{@code uri}: a Lettuce URI: {@code redis://[user:password@]host:port},
  *       {@code rediss://…} (TLS), {@code redis-sentinel://host:port[,host:port]#master};
  *   <li>{@code cluster-uris}: comma-separated Cluster seed URIs (instead of {@code uri});
+ *   <li>{@code tls-ca-file}: a PEM file of trusted certificates for {@code rediss://} (default: the
+ *       JDK trust store);
  *   <li>{@code key-prefix}: default {@value RedisBindingStoreBuilder#DEFAULT_KEY_PREFIX};
  *   <li>{@code hash-session-ids}: {@code true} (default) or {@code false};
  *   <li>{@code timeout-ms}: command timeout, default
@@ -34,7 +36,7 @@ import org.jspecify.annotations.Nullable;
 public final class RedisBindingStoreProvider implements BindingStoreProvider {
 
   private static final Set<String> KNOWN = Set.of("uri", "cluster-uris", "key-prefix",
-      "hash-session-ids", "timeout-ms", "connect-timeout-ms", "reconnect-max-delay-ms",
+      "hash-session-ids", "tls-ca-file", "timeout-ms", "connect-timeout-ms", "reconnect-max-delay-ms",
       "request-queue-size", "local-cache-size", "local-cache-refresh-ms");
 
   /** For {@link java.util.ServiceLoader}. */
@@ -98,6 +100,14 @@ public final class RedisBindingStoreProvider implements BindingStoreProvider {
       }
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException("uri: " + e.getMessage() + " (expected: a Redis URI)", e);
+    }
+    String ca = properties.get("tls-ca-file");
+    if (ca != null) {
+      java.io.File file = new java.io.File(ca);
+      if (!file.canRead()) {
+        throw new IllegalArgumentException("tls-ca-file: " + ca + " (expected: a readable PEM file)");
+      }
+      b.sslOptions(io.lettuce.core.SslOptions.builder().jdkSslProvider().trustManager(file).build());
     }
     String prefix = properties.get("key-prefix");
     if (prefix != null) {

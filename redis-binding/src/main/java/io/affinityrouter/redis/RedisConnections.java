@@ -11,6 +11,8 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.api.async.RedisStringAsyncCommands;
 import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.masterreplica.MasterReplica;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
@@ -142,8 +144,15 @@ final class RedisConnections implements AutoCloseable {
 
   private static RedisConnections standalone(RedisClient client, @Nullable RedisURI uri,
       boolean withPubSub, @Nullable RedisClient owned, @Nullable OwnedResources resources) {
-    StatefulRedisConnection<String, String> connection =
-        uri == null ? client.connect() : client.connect(uri);
+    StatefulRedisConnection<String, String> connection;
+    if (uri != null && !uri.getSentinels().isEmpty()) {
+      // Master/replica through Sentinel: Lettuce listens to the sentinels' +switch-master events
+      // and moves to the new master at once, instead of waiting until the old master is demoted
+      // and drops its clients (about 10 s later, while it still accepts writes).
+      connection = MasterReplica.connect(client, StringCodec.UTF8, uri);
+    } else {
+      connection = uri == null ? client.connect() : client.connect(uri);
+    }
     StatefulRedisPubSubConnection<String, String> pubsub = null;
     if (withPubSub) {
       try {

@@ -183,6 +183,24 @@ class StandaloneRedisBindingStoreTest {
   }
 
   @Test
+  void aClientOwnedByTheGatewayIsUsedAndLeftOpen() throws Exception {
+    io.lettuce.core.RedisClient client = io.lettuce.core.RedisClient.create();
+    try {
+      io.lettuce.core.RedisURI uri = io.lettuce.core.RedisURI.create("redis://127.0.0.1:" + server.port());
+      try (RedisBindingStore shared = RedisBindingStore.builder().client(client, uri)
+          .localCacheSize(10).build()) {
+        assertThat(await(shared.getOrClaim(key("shared"), "r1", HOUR)).written()).isTrue();
+      }
+      // Closing the store closed its connections only: the gateway's client still connects.
+      try (io.lettuce.core.api.StatefulRedisConnection<String, String> c = client.connect(uri)) {
+        assertThat(c.sync().ping()).isEqualTo("PONG");
+      }
+    } finally {
+      client.shutdown();
+    }
+  }
+
+  @Test
   void badArgumentsAreRejectedAtTheBoundary() {
     assertThatThrownBy(() -> store.getOrClaim(key("a"), "", HOUR))
         .isInstanceOf(IllegalArgumentException.class)

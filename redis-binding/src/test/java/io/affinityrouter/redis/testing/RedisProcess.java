@@ -111,18 +111,30 @@ public final class RedisProcess implements AutoCloseable {
   }
 
   static String run(List<String> cmd, int timeoutSeconds) {
+    Path out = null;
     try {
-      Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+      // Output goes to a file: a pipe would fill up and block a chatty command (reshard).
+      out = Files.createTempFile("redis-cli-", ".out");
+      Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out.toFile())
+          .start();
       if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
         p.destroyForcibly();
         throw new IllegalStateException("timed out: " + cmd);
       }
-      return new String(p.getInputStream().readAllBytes()).trim();
+      return Files.readString(out).trim();
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException(e);
+    } finally {
+      if (out != null) {
+        try {
+          Files.deleteIfExists(out);
+        } catch (IOException ignored) {
+          // a temp file left behind
+        }
+      }
     }
   }
 
@@ -191,9 +203,19 @@ public final class RedisProcess implements AutoCloseable {
     run(List.of("kill", "-" + name, Long.toString(process.pid())), 5);
   }
 
+  /** Kills the process and removes its directory. */
   @Override
   public void close() {
     kill();
+    deleteTree(dir);
+  }
+
+  static void deleteTree(Path root) {
+    try (java.util.stream.Stream<Path> paths = Files.walk(root)) {
+      paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    } catch (IOException ignored) {
+      // a temporary directory left behind
+    }
   }
 
   /** A free TCP port whose cluster bus port (+10000) is free too. */
