@@ -23,6 +23,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * successful {@link #repin} (Caffeine's variable expiry); at most {@code maximumSize} bindings are kept,
  * least recently used first out. Generations come from one counter for the whole store, so they
  * increase across expiry and re-claim. Thread-safe.
+ *
+ * <p>Reading an existing binding allocates nothing: each stored binding carries its answer, an
+ * already completed future that every read returns. Callers must treat returned stages as read-only
+ * (as the {@link BindingStore} contract has them), never {@code obtrude} a value into them.
  */
 public final class InMemoryBindingStore implements BindingStore {
   /** Default bound on stored bindings: {@value}. */
@@ -50,7 +54,7 @@ public final class InMemoryBindingStore implements BindingStore {
           @Override
           public long expireAfterRead(BindingKey key, Entry value, long currentTime,
               long currentDuration) {
-            return currentDuration;
+            return value.ttlNanos; // a read by getOrClaim slides the TTL
           }
         })
         .ticker(() -> clock.millis() * 1_000_000L)
@@ -69,6 +73,10 @@ public final class InMemoryBindingStore implements BindingStore {
     Objects.requireNonNull(key, "key");
     Objects.requireNonNull(candidateReplicaId, "candidateReplicaId");
     long ttlNanos = ttlNanos(ttl);
+    Entry existing = cache.getIfPresent(key); // slides the TTL (expireAfterRead)
+    if (existing != null && existing.ttlNanos == ttlNanos) {
+      return existing.asRead; // the common path: no allocation
+    }
     boolean[] written = {false};
     Entry e = cache.asMap().compute(key, (k, v) -> {
       if (v == null) {
@@ -77,7 +85,9 @@ public final class InMemoryBindingStore implements BindingStore {
       }
       return v.ttlNanos == ttlNanos ? v : new Entry(v.replicaId, v.generation, ttlNanos);
     });
-    return CompletableFuture.completedFuture(new Binding(e.replicaId, e.generation, written[0]));
+    return written[0]
+        ? CompletableFuture.completedFuture(new Binding(e.replicaId, e.generation, true))
+        : e.asRead;
   }
 
   @Override
@@ -99,7 +109,7 @@ public final class InMemoryBindingStore implements BindingStore {
 
   @Override
   public CompletionStage<Optional<Binding>> get(BindingKey key) {
-    Entry e = cache.getIfPresent(Objects.requireNonNull(key, "key"));
+    Entry e = cache.policy().getIfPresentQuietly(Objects.requireNonNull(key, "key"));
     return CompletableFuture.completedFuture(
         e == null ? Optional.empty() : Optional.of(new Binding(e.replicaId, e.generation, false)));
   }
@@ -125,11 +135,14 @@ public final class InMemoryBindingStore implements BindingStore {
     final String replicaId;
     final long generation;
     final long ttlNanos;
+    /** The answer to a read of this entry, built once: reads allocate nothing. */
+    final CompletableFuture<Binding> asRead;
 
     Entry(String replicaId, long generation, long ttlNanos) {
       this.replicaId = replicaId;
       this.generation = generation;
       this.ttlNanos = ttlNanos;
+      this.asRead = CompletableFuture.completedFuture(new Binding(replicaId, generation, false));
     }
   }
 

@@ -271,7 +271,6 @@ public final class PrefixIndex {
     private volatile int size;
     private int clock;
     private int ops;
-    private int hand;
 
     Segment(int maxSize) {
       this.maxSize = maxSize;
@@ -343,7 +342,7 @@ public final class PrefixIndex {
           return;
         }
         if (size >= maxSize) {
-          evictOne();
+          evictNear(-1 - i);
           i = indexOf(hash);
         }
         int free = -1 - i;
@@ -395,12 +394,18 @@ public final class PrefixIndex {
       }
     }
 
-    private void evictOne() {
+    /**
+     * Evicts the least recently used of the {@value #EVICTION_SAMPLES} entries just before
+     * {@code slot} (where the new key goes): keys sit at hash-random places, so neighbours are as
+     * random a sample as any, and they share the insert's cache lines.
+     */
+    private void evictNear(int slot) {
       int victim = -1;
       int oldest = -1;
       int seen = 0;
-      int i = hand;
+      int i = slot;
       for (int probes = 0; probes < capacity && seen < EVICTION_SAMPLES; probes++) {
+        i = i == 0 ? capacity - 1 : i - 1;
         if (table[2 * i] != 0) {
           int age = (clock - (int) (table[2 * i + 1] >>> 48)) & 0xFFFF;
           if (age > oldest) {
@@ -409,10 +414,7 @@ public final class PrefixIndex {
           }
           seen++;
         }
-        i = i + 1 == capacity ? 0 : i + 1;
       }
-      // Move the hand far away so successive samples are spread over the table.
-      hand = (int) ((hand + 0x9E3779B1L % capacity + 7) % capacity);
       if (victim >= 0) {
         delete(victim);
       }
