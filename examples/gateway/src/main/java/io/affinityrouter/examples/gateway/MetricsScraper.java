@@ -1,0 +1,96 @@
+package io.affinityrouter.examples.gateway;
+
+import io.affinityrouter.core.metrics.EngineMetrics;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Scrapes every backend's {@code /metrics} periodically and feeds the result, read with the core's
+ * {@link EngineMetrics#parse}, into the {@link BackendPool}: load, KV usage and capacity, output
+ * rate (from the generation-token counter), model states (sleeping or awake). A scrape that fails,
+ * times out or answers non-200 marks the backend unhealthy.
+ *
+ * <p>One round at a time: the next round starts an interval after the previous one ended, so a
+ * slow backend cannot pile scrapes up. Thread-safe; {@link #close()} is idempotent.
+ */
+final class MetricsScraper implements AutoCloseable {
+  private final BackendPool pool;
+  private final HttpClient client;
+  private final Duration interval;
+  private final Duration timeout;
+  private final ScheduledExecutorService timer;
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  MetricsScraper(BackendPool pool, HttpClient client, Duration interval) {
+    this.pool = pool;
+    this.client = client;
+    this.interval = interval;
+    this.timeout = interval.multipliedBy(5).compareTo(Duration.ofSeconds(1)) < 0
+        ? Duration.ofSeconds(1) : interval.multipliedBy(5);
+    this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "gateway-scraper");
+      t.setDaemon(true);
+      return t;
+    });
+  }
+
+  /** Scrapes every backend once, waiting for the answers (used at start-up). */
+  void scrapeNow() {
+    round().join();
+  }
+
+  /** Starts the periodic scrapes. */
+  void start() {
+    timer.schedule(this::loop, interval.toNanos(), TimeUnit.NANOSECONDS);
+  }
+
+  private void loop() {
+    if (closed.get()) {
+      return;
+    }
+    round().whenComplete((v, e) -> {
+      if (!closed.get()) {
+        try {
+          timer.schedule(this::loop, interval.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException ignored) {
+          // closed meanwhile
+        }
+      }
+    });
+  }
+
+  private CompletableFuture<Void> round() {
+    List<CompletableFuture<?>> all = new ArrayList<>();
+    for (BackendPool.Backend b : pool.backends()) {
+      HttpRequest request = HttpRequest.newBuilder(URI.create(b.baseUrl + "/metrics"))
+          .timeout(timeout).GET().build();
+      all.add(client.sendAsync(request, HttpResponse.BodyHandlers.ofString())
+          .handle((response, error) -> {
+            if (error == null && response.statusCode() == 200) {
+              pool.scraped(b.id, EngineMetrics.parse(response.body()), System.nanoTime());
+            } else {
+              pool.scrapeFailed(b.id);
+            }
+            return null;
+          }));
+    }
+    return CompletableFuture.allOf(all.toArray(new CompletableFuture<?>[0]));
+  }
+
+  @Override
+  public void close() {
+    if (closed.compareAndSet(false, true)) {
+      timer.shutdownNow();
+    }
+  }
+}
