@@ -8,7 +8,8 @@ import java.util.Set;
 
 /**
  * Command-line flags of the examples' {@code main} methods: {@code --name value} or
- * {@code --name=value}, each name possibly repeated; no positional arguments.
+ * {@code --name=value}, each name possibly repeated, and switches ({@code --name}, no value); no
+ * positional arguments.
  *
  * <p>Immutable after parsing and thread-safe. Every accessor refuses a bad value with an
  * {@link IllegalArgumentException} whose message names the flag.
@@ -26,6 +27,16 @@ public final class Flags {
    * @throws IllegalArgumentException for an unknown flag, a positional argument or a missing value
    */
   public static Flags parse(String[] args, Set<String> known) {
+    return parse(args, known, Set.of());
+  }
+
+  /**
+   * Parses {@code args}, accepting only the given flag names and switches (without the dashes); a
+   * switch takes no value ({@link #has} tells whether it was given).
+   *
+   * @throws IllegalArgumentException for an unknown flag, a positional argument or a missing value
+   */
+  public static Flags parse(String[] args, Set<String> known, Set<String> switches) {
     Map<String, List<String>> values = new LinkedHashMap<>();
     for (int i = 0; i < args.length; i++) {
       String arg = args[i];
@@ -35,12 +46,16 @@ public final class Flags {
       String name;
       String value;
       int eq = arg.indexOf('=');
+      if (switches.contains(arg.substring(2))) {
+        values.computeIfAbsent(arg.substring(2), k -> new ArrayList<>()).add("true");
+        continue;
+      }
       if (eq > 0) {
         name = arg.substring(2, eq);
         value = arg.substring(eq + 1);
       } else {
         name = arg.substring(2);
-        if (i + 1 >= args.length) {
+        if (i + 1 >= args.length || args[i + 1].startsWith("--")) {
           throw new IllegalArgumentException("--" + name + ": no value (expected: --" + name
               + " value)");
         }
@@ -48,7 +63,7 @@ public final class Flags {
       }
       if (!known.contains(name)) {
         throw new IllegalArgumentException("--" + name + ": unknown flag (expected one of "
-            + known + ")");
+            + new java.util.TreeSet<>(known) + (switches.isEmpty() ? "" : " or " + switches) + ")");
       }
       values.computeIfAbsent(name, k -> new ArrayList<>()).add(value);
     }

@@ -20,6 +20,15 @@ class FlagsTest {
   }
 
   @Test
+  void switchesTakeNoValue() {
+    Flags f = Flags.parse(new String[] {"--load", "--port", "1"}, Set.of("port"), Set.of("load"));
+    assertThat(f.has("load")).isTrue();
+    assertThat(f.integer("port", 0)).isEqualTo(1);
+    assertThatThrownBy(() -> Flags.parse(new String[] {"--port", "--load"}, Set.of("port"),
+        Set.of("load"))).hasMessage("--port: no value (expected: --port value)");
+  }
+
+  @Test
   void refusesWhatItDoesNotKnow() {
     assertThatThrownBy(() -> Flags.parse(new String[] {"--nope", "1"}, Set.of("port")))
         .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("--nope: unknown flag");

@@ -69,8 +69,8 @@ final class AlternatingSessions {
     try {
       for (int s = 0; s < sessions; s++) {
         String id = "session-" + s;
-        ChatClient.Conversation c = new ChatClient.Conversation(id,
-            ChatClient.systemPrompt(s, 1500));
+        Conversation c = new Conversation(id, TestFleet.MODEL,
+            Conversation.systemPrompt(s, 1500));
         List<Turn> list = Collections.synchronizedList(new ArrayList<>());
         all.put(id, list);
         futures.add(CompletableFuture.runAsync(() -> {

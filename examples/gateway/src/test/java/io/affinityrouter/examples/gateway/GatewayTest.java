@@ -59,11 +59,11 @@ class GatewayTest {
     Gateway g = start(3, FakeVllmConfig.builder().latencyScale(0.01));
     Set<String> used = new HashSet<>();
     for (int s = 0; s < 6; s++) {
-      ChatClient.Conversation c = new ChatClient.Conversation("s-" + s,
-          ChatClient.systemPrompt(s, 2000));
+      Conversation c = new Conversation("s-" + s, TestFleet.MODEL,
+          Conversation.systemPrompt(s, 2000));
       String replica = null;
       for (int turn = 1; turn <= 5; turn++) {
-        ChatClient.Reply r = client.post(g.baseUrl(), CHAT, c.sessionId, c.next(8, false));
+        ChatClient.Reply r = client.post(g.baseUrl(), CHAT, c.sessionId(), c.next(8, false));
         assertThat(r.status()).isEqualTo(200);
         if (turn == 1) {
           replica = r.replica();
@@ -75,7 +75,7 @@ class GatewayTest {
           long cached = (Long) ((Map<?, ?>) usage.get("prompt_tokens_details"))
               .get("cached_tokens");
           long prompt = (Long) usage.get("prompt_tokens");
-          assertThat(cached).as("turn %d of %s", turn, c.sessionId)
+          assertThat(cached).as("turn %d of %s", turn, c.sessionId())
               .isGreaterThan(prompt * 8 / 10);
         }
         c.answeredFrom(r.body());
@@ -89,9 +89,9 @@ class GatewayTest {
   @Test
   void streamingArrivesIntactWithRoutingHeaders() throws Exception {
     Gateway g = start(2, FakeVllmConfig.builder().micros(10, 500));
-    ChatClient.Conversation c = new ChatClient.Conversation("stream-1", "be brief");
+    Conversation c = new Conversation("stream-1", TestFleet.MODEL, "be brief");
     String body = c.next(40, true);
-    ChatClient.Reply viaGateway = client.post(g.baseUrl(), CHAT, c.sessionId, body);
+    ChatClient.Reply viaGateway = client.post(g.baseUrl(), CHAT, c.sessionId(), body);
     assertThat(viaGateway.status()).isEqualTo(200);
     assertThat(viaGateway.headers().firstValue("Content-Type")).hasValueSatisfying(
         t -> assertThat(t).startsWith("text/event-stream"));
@@ -117,7 +117,7 @@ class GatewayTest {
   @Test
   void clientDisconnectingMidStreamReleasesTheLease() throws Exception {
     Gateway g = start(1, FakeVllmConfig.builder().micros(0, 10_000)); // 10 ms per token
-    String body = new ChatClient.Conversation("gone-1", "hello").next(1000, true);
+    String body = new Conversation("gone-1", TestFleet.MODEL, "hello").next(1000, true);
     URI uri = URI.create(g.baseUrl());
     try (Socket socket = new Socket(uri.getHost(), uri.getPort())) {
       OutputStream out = socket.getOutputStream();
@@ -194,7 +194,7 @@ class GatewayTest {
     }
     assertThat(TestFleet.await(() -> g.replicas().stream().allMatch(
         r -> r.models().get(TestFleet.MODEL) == ModelState.SLEEPING))).isTrue();
-    String body = new ChatClient.Conversation("sleepy", "hi").next(4, false);
+    String body = new Conversation("sleepy", TestFleet.MODEL, "hi").next(4, false);
     ChatClient.Reply r = client.post(g.baseUrl(), CHAT, "sleepy", body);
     assertThat(r.status()).isEqualTo(503);
     assertThat(r.reason()).isEqualTo(RoutingReason.MODEL_WAKING.name());
@@ -211,7 +211,7 @@ class GatewayTest {
   @Test
   void deadBackendGets502AndIsMarkedUnhealthy() throws Exception {
     Gateway g = start(1, FakeVllmConfig.builder().latencyScale(0));
-    String body = new ChatClient.Conversation("d", "hi").next(4, false);
+    String body = new Conversation("d", TestFleet.MODEL, "hi").next(4, false);
     assertThat(client.post(g.baseUrl(), CHAT, "d", body).status()).isEqualTo(200);
     fleet.backends.get(0).close();
     ChatClient.Reply r = client.post(g.baseUrl(), CHAT, "d", body);
@@ -228,7 +228,7 @@ class GatewayTest {
   @Test
   void gracefulShutdownFinishesInFlightAndRefusesNewConnections() throws Exception {
     Gateway g = start(1, FakeVllmConfig.builder().micros(0, 5_000)); // 5 ms per token
-    String body = new ChatClient.Conversation("slow", "hi").next(100, true); // ~0.5 s
+    String body = new Conversation("slow", TestFleet.MODEL, "hi").next(100, true); // ~0.5 s
     CompletableFuture<ChatClient.Reply> inFlight = CompletableFuture.supplyAsync(() -> {
       try {
         return client.post(g.baseUrl(), CHAT, "slow", body);
