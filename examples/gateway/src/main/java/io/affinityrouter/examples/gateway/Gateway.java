@@ -62,6 +62,9 @@ public final class Gateway implements AutoCloseable {
     AffinityRouter.Builder rb = AffinityRouter.builder()
         .storeTimeout(config.storeTimeout())
         .addListener(waker);
+    if (config.maxInFlightPerBackend() > 0) {
+      rb.maxInFlightRequests(config.maxInFlightPerBackend());
+    }
     if (sharedStore != null) {
       rb.bindingStore(sharedStore);
     } else if (config.redisUri().isPresent()) {

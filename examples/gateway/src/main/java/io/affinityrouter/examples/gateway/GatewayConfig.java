@@ -20,7 +20,7 @@ import java.util.Set;
  * <p>From the command line ({@link #fromArgs}): {@code --listen 127.0.0.1:8080 --backend
  * vllm-0=http://127.0.0.1:8001 --backend ... [--redis redis://127.0.0.1:6379]
  * [--session-header x-session-id] [--tenant-header x-tenant-id] [--scrape-interval-ms 100]
- * [--shutdown-grace-ms 10000]}.
+ * [--shutdown-grace-ms 10000] [--max-in-flight N]}.
  *
  * <p>Immutable and thread-safe; built with {@link #builder()}, whose setters refuse bad values with
  * an {@link IllegalArgumentException}.
@@ -51,6 +51,7 @@ public final class GatewayConfig {
   private final Duration failureCooldown;
   private final Duration connectTimeout;
   private final Duration storeTimeout;
+  private final int maxInFlightPerBackend;
 
   private GatewayConfig(Builder b) {
     this.listen = b.listen;
@@ -63,6 +64,7 @@ public final class GatewayConfig {
     this.failureCooldown = b.failureCooldown;
     this.connectTimeout = b.connectTimeout;
     this.storeTimeout = b.storeTimeout;
+    this.maxInFlightPerBackend = b.maxInFlightPerBackend;
   }
 
   /** A builder listening on {@code 127.0.0.1:8080}, with no backends and the defaults. */
@@ -77,7 +79,7 @@ public final class GatewayConfig {
    */
   public static GatewayConfig fromArgs(String[] args) {
     Flags f = Flags.parse(args, Set.of("listen", "backend", "redis", "session-header",
-        "tenant-header", "scrape-interval-ms", "shutdown-grace-ms"));
+        "tenant-header", "scrape-interval-ms", "shutdown-grace-ms", "max-in-flight"));
     Builder b = builder();
     if (f.has("listen")) {
       b.listen(hostPort(f.string("listen", null)));
@@ -98,6 +100,9 @@ public final class GatewayConfig {
         (int) DEFAULT_SCRAPE_INTERVAL.toMillis())));
     b.shutdownGrace(Duration.ofMillis(f.integer("shutdown-grace-ms",
         (int) DEFAULT_SHUTDOWN_GRACE.toMillis())));
+    if (f.has("max-in-flight")) {
+      b.maxInFlightPerBackend(f.integer("max-in-flight", 0));
+    }
     return b.build();
   }
 
@@ -151,6 +156,14 @@ public final class GatewayConfig {
     return storeTimeout;
   }
 
+  /**
+   * The most requests in flight per backend (the router's limit: beyond it, a request is
+   * {@code 429}); {@code 0} means no limit.
+   */
+  public int maxInFlightPerBackend() {
+    return maxInFlightPerBackend;
+  }
+
   private static InetSocketAddress hostPort(String s) {
     int colon = s.lastIndexOf(':');
     if (colon <= 0) {
@@ -175,6 +188,7 @@ public final class GatewayConfig {
     private Duration failureCooldown = DEFAULT_FAILURE_COOLDOWN;
     private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
     private Duration storeTimeout = DEFAULT_STORE_TIMEOUT;
+    private int maxInFlightPerBackend;
 
     private Builder() {}
 
@@ -248,6 +262,15 @@ public final class GatewayConfig {
     /** Sets the binding store timeout per decision; must be positive. */
     public Builder storeTimeout(Duration timeout) {
       this.storeTimeout = positive(timeout, "storeTimeout");
+      return this;
+    }
+
+    /** Sets the most requests in flight per backend; must be {@code > 0}. */
+    public Builder maxInFlightPerBackend(int limit) {
+      if (limit <= 0) {
+        throw new IllegalArgumentException("maxInFlightPerBackend: " + limit + " (expected: > 0)");
+      }
+      this.maxInFlightPerBackend = limit;
       return this;
     }
 

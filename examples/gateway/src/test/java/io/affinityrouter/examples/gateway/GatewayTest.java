@@ -226,6 +226,30 @@ class GatewayTest {
   }
 
   @Test
+  void allAtLimitGets429WithRetryAfter() throws Exception {
+    fleet = TestFleet.start(1, FakeVllmConfig.builder().micros(0, 5_000));
+    Gateway g = fleet.gateway(fleet.config().maxInFlightPerBackend(1), null);
+    CompletableFuture<ChatClient.Reply> slow = CompletableFuture.supplyAsync(() -> {
+      try {
+        return client.post(g.baseUrl(), CHAT, "a",
+            new Conversation("a", TestFleet.MODEL, "hi").next(60, true));
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    });
+    assertThat(TestFleet.await(() -> g.openLeases() == 1)).isTrue();
+    ChatClient.Reply r = client.post(g.baseUrl(), CHAT, "b",
+        new Conversation("b", TestFleet.MODEL, "hi").next(4, false));
+    assertThat(r.status()).isEqualTo(429);
+    assertThat(r.reason()).isEqualTo(RoutingReason.ALL_AT_LIMIT.name());
+    assertThat(r.headers().firstValue("Retry-After")).contains("1");
+    assertThat(slow.get(10, TimeUnit.SECONDS).status()).isEqualTo(200);
+    assertThat(TestFleet.await(() -> g.openLeases() == 0)).isTrue();
+    assertThat(client.post(g.baseUrl(), CHAT, "b",
+        new Conversation("b", TestFleet.MODEL, "hi").next(4, false)).status()).isEqualTo(200);
+  }
+
+  @Test
   void gracefulShutdownFinishesInFlightAndRefusesNewConnections() throws Exception {
     Gateway g = start(1, FakeVllmConfig.builder().micros(0, 5_000)); // 5 ms per token
     String body = new Conversation("slow", TestFleet.MODEL, "hi").next(100, true); // ~0.5 s
