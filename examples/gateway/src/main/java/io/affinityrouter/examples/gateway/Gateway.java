@@ -68,7 +68,8 @@ public final class Gateway implements AutoCloseable {
     if (sharedStore != null) {
       rb.bindingStore(sharedStore);
     } else if (config.redisUri().isPresent()) {
-      rb.bindingStore("redis", Map.of("uri", config.redisUri().get()));
+      rb.bindingStore("redis", Map.of("uri", config.redisUri().get(),
+          "timeout-ms", Long.toString(config.storeTimeout().toMillis())));
     }
     this.router = rb.build();
     this.scraper = new MetricsScraper(pool, client, config.scrapeInterval());

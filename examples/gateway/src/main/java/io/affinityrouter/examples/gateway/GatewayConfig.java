@@ -20,7 +20,7 @@ import java.util.Set;
  * <p>From the command line ({@link #fromArgs}): {@code --listen 127.0.0.1:8080 --backend
  * vllm-0=http://127.0.0.1:8001 --backend ... [--redis redis://127.0.0.1:6379]
  * [--session-header x-session-id] [--tenant-header x-tenant-id] [--scrape-interval-ms 100]
- * [--shutdown-grace-ms 10000] [--max-in-flight N]}.
+ * [--shutdown-grace-ms 10000] [--max-in-flight N] [--store-timeout-ms 50]}.
  *
  * <p>Immutable and thread-safe; built with {@link #builder()}, whose setters refuse bad values with
  * an {@link IllegalArgumentException}.
@@ -79,7 +79,7 @@ public final class GatewayConfig {
    */
   public static GatewayConfig fromArgs(String[] args) {
     Flags f = Flags.parse(args, Set.of("listen", "backend", "redis", "session-header",
-        "tenant-header", "scrape-interval-ms", "shutdown-grace-ms", "max-in-flight"));
+        "tenant-header", "scrape-interval-ms", "shutdown-grace-ms", "max-in-flight", "store-timeout-ms"));
     Builder b = builder();
     if (f.has("listen")) {
       b.listen(hostPort(f.string("listen", null)));
@@ -100,6 +100,8 @@ public final class GatewayConfig {
         (int) DEFAULT_SCRAPE_INTERVAL.toMillis())));
     b.shutdownGrace(Duration.ofMillis(f.integer("shutdown-grace-ms",
         (int) DEFAULT_SHUTDOWN_GRACE.toMillis())));
+    b.storeTimeout(Duration.ofMillis(f.integer("store-timeout-ms",
+        (int) DEFAULT_STORE_TIMEOUT.toMillis())));
     if (f.has("max-in-flight")) {
       b.maxInFlightPerBackend(f.integer("max-in-flight", 0));
     }
@@ -151,7 +153,10 @@ public final class GatewayConfig {
     return connectTimeout;
   }
 
-  /** How long a decision waits for the binding store before routing degraded. */
+  /**
+   * How long a decision waits for the binding store before routing degraded; with Redis, also the
+   * store's command timeout.
+   */
   public Duration storeTimeout() {
     return storeTimeout;
   }
