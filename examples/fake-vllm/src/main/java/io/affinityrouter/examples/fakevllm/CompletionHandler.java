@@ -44,6 +44,12 @@ final class CompletionHandler implements HttpHandler {
             "method " + exchange.getRequestMethod() + " (expected: POST)");
         return;
       }
+      if (engine.config().apiKey().isPresent() && !("Bearer " + engine.config().apiKey().get())
+          .equals(exchange.getRequestHeaders().getFirst("Authorization"))) {
+        exchange.getRequestBody().readAllBytes();
+        FakeVllmServer.sendError(exchange, 401, "Unauthorized", "Unauthorized");
+        return;
+      }
       CompletionRequest request;
       try {
         String body = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);

@@ -41,6 +41,7 @@ public final class FakeVllmConfig {
   private final double latencyScale;
   private final int defaultMaxTokens;
   private final int maxNumSeqs;
+  private final String apiKey;
 
   private FakeVllmConfig(Builder b) {
     this.model = b.model;
@@ -51,6 +52,7 @@ public final class FakeVllmConfig {
     this.latencyScale = b.latencyScale;
     this.defaultMaxTokens = b.defaultMaxTokens;
     this.maxNumSeqs = b.maxNumSeqs;
+    this.apiKey = b.apiKey;
   }
 
   /** A builder with the defaults. */
@@ -103,6 +105,14 @@ public final class FakeVllmConfig {
     return maxNumSeqs;
   }
 
+  /**
+   * The API key completions require as {@code Authorization: Bearer <key>} (vLLM's
+   * {@code --api-key}), if any.
+   */
+  public java.util.Optional<String> apiKey() {
+    return java.util.Optional.ofNullable(apiKey);
+  }
+
   /** Builds a {@link FakeVllmConfig}. Not thread-safe. */
   public static final class Builder {
     private String model = DEFAULT_MODEL;
@@ -113,6 +123,7 @@ public final class FakeVllmConfig {
     private double latencyScale = 1;
     private int defaultMaxTokens = DEFAULT_MAX_TOKENS;
     private int maxNumSeqs = DEFAULT_MAX_NUM_SEQS;
+    private String apiKey;
 
     private Builder() {}
 
@@ -160,6 +171,16 @@ public final class FakeVllmConfig {
     /** Sets the most requests running at once; must be {@code > 0}. */
     public Builder maxNumSeqs(int maxNumSeqs) {
       this.maxNumSeqs = positive(maxNumSeqs, "maxNumSeqs");
+      return this;
+    }
+
+    /** Requires {@code Authorization: Bearer <apiKey>} on completions; must not be blank. */
+    public Builder apiKey(String apiKey) {
+      Objects.requireNonNull(apiKey, "apiKey");
+      if (apiKey.isBlank()) {
+        throw new IllegalArgumentException("apiKey: blank (expected: a key)");
+      }
+      this.apiKey = apiKey;
       return this;
     }
 

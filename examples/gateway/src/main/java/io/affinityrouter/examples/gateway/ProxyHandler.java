@@ -20,8 +20,10 @@ import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -35,7 +37,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li>Malformed JSON or a bad field: {@code 400} with the parser's message (never the prompt).
  *   <li>Not routed: {@code 429} for {@link RoutingReason#ALL_AT_LIMIT}, {@code 503} otherwise, with
  *       {@code Retry-After} from the decision.
- *   <li>Routed: the backend's answer with {@code x-affinity-replica} and {@code x-affinity-reason}.
+ *   <li>Routed: the backend's answer (headers copied both ways, except hop-by-hop ones) with
+ *       {@code x-affinity-replica} and {@code x-affinity-reason}.
  *       If the backend refuses the connection (the request never reached it), it is marked
  *       unhealthy and the request is routed once more, which repins its session. Any other
  *       transport failure marks it unhealthy and answers {@code 502}; mid-stream, the stream ends
@@ -49,6 +52,13 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class ProxyHandler implements HttpHandler {
   /** The largest request body accepted: {@value} bytes. */
   static final int MAX_BODY_BYTES = 16 << 20;
+  /**
+   * Headers not copied between client and backend: hop-by-hop ones (RFC 9110 §7.6.1), those the
+   * JDK's client sets itself, and lengths (the proxy frames bodies itself).
+   */
+  private static final Set<String> NOT_FORWARDED = Set.of("connection", "keep-alive",
+      "proxy-connection", "proxy-authenticate", "proxy-authorization", "te", "trailer",
+      "transfer-encoding", "upgrade", "host", "content-length", "expect", "date");
 
   private final Router router;
   private final BackendPool pool;
@@ -173,12 +183,15 @@ final class ProxyHandler implements HttpHandler {
     HttpExchange ex = call.ex;
     HttpResponse<InputStream> response;
     try {
-      HttpRequest upstream = HttpRequest.newBuilder(
+      HttpRequest.Builder upstream = HttpRequest.newBuilder(
               URI.create(decision.replica().address() + ex.getRequestURI().getPath()))
-          .header("Content-Type", "application/json")
-          .POST(HttpRequest.BodyPublishers.ofByteArray(body))
-          .build();
-      response = client.send(upstream, HttpResponse.BodyHandlers.ofInputStream());
+          .POST(HttpRequest.BodyPublishers.ofByteArray(body));
+      ex.getRequestHeaders().forEach((name, values) -> {
+        if (!NOT_FORWARDED.contains(name.toLowerCase(Locale.ROOT))) {
+          values.forEach(v -> upstream.header(name, v));
+        }
+      });
+      response = client.send(upstream.build(), HttpResponse.BodyHandlers.ofInputStream());
     } catch (ConnectException | HttpConnectTimeoutException e) {
       lease.close();
       pool.markFailed(replicaId);
@@ -202,6 +215,11 @@ final class ProxyHandler implements HttpHandler {
       return;
     }
     try (InputStream in = response.body()) {
+      response.headers().map().forEach((name, values) -> {
+        if (!NOT_FORWARDED.contains(name.toLowerCase(Locale.ROOT))) {
+          ex.getResponseHeaders().put(name, values);
+        }
+      });
       ex.getResponseHeaders().set("x-affinity-replica", replicaId);
       ex.getResponseHeaders().set("x-affinity-reason", decision.reason().name());
       if (decision.isDegraded()) {
@@ -226,7 +244,8 @@ final class ProxyHandler implements HttpHandler {
       bytes = in.readAllBytes();
     } catch (IOException e) {
       pool.markFailed(replicaId);
-      call.ex.getResponseHeaders().remove("Content-Type");
+      call.ex.getResponseHeaders().clear();
+      call.ex.getResponseHeaders().set("x-affinity-replica", replicaId);
       call.error(502, "bad_gateway", "backend " + replicaId + " failed: " + e.getMessage(), 0);
       return;
     }

@@ -175,6 +175,22 @@ class GatewayTest {
   }
 
   @Test
+  void headersAreForwardedBothWays() throws Exception {
+    Gateway g = start(1, FakeVllmConfig.builder().latencyScale(0).apiKey("k-123"));
+    String body = new Conversation("auth", TestFleet.MODEL, "hi").next(2, false);
+    ChatClient.Reply refused = client.post(g.baseUrl(), CHAT, "auth", body);
+    assertThat(refused.status()).isEqualTo(401);
+    assertThat(refused.replica()).isEqualTo("vllm-0");
+    HttpResponse<String> ok = client.http.send(HttpRequest.newBuilder(URI.create(g.baseUrl()
+            + CHAT)).header("Authorization", "Bearer k-123").header("x-session-id", "auth")
+        .POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+        HttpResponse.BodyHandlers.ofString());
+    assertThat(ok.statusCode()).isEqualTo(200);
+    assertThat(ok.headers().firstValue("Content-Type")).contains("application/json");
+    assertThat(g.openLeases()).isZero();
+  }
+
+  @Test
   void completionsEndpointAndUsageAreProxied() throws Exception {
     Gateway g = start(2, FakeVllmConfig.builder().latencyScale(0));
     ChatClient.Reply r = client.post(g.baseUrl(), "/v1/completions", null,
