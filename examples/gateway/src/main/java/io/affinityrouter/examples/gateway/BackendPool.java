@@ -18,15 +18,20 @@ import java.util.function.LongSupplier;
  * {@code select}: each backend's load and model states from its last {@code /metrics} scrape, and
  * its health.
  *
- * <p>Health: a backend is {@link ReplicaHealth#UNHEALTHY} when its last scrape failed, or for
- * {@code failureCooldown} after a request to it failed ({@link #markFailed}); the router then moves
- * its sessions (repin) and sends it nothing. It turns healthy again with the first successful scrape
- * after the cooldown. A backend never scraped yet is unhealthy.
+ * <p>Health: a backend is {@link ReplicaHealth#UNHEALTHY} when it refused a scrape's connection, or
+ * failed {@value #SCRAPE_FAILURES_TO_UNHEALTHY} scrapes in a row (a timeout on a busy machine is not
+ * a dead backend), or for {@code failureCooldown} after a request to it failed
+ * ({@link #markFailed}); the router then moves its sessions (repin) and sends it nothing. It turns
+ * healthy again with the first successful scrape after the cooldown. A backend never scraped yet is
+ * unhealthy.
  *
  * <p>Thread-safe: scrapes and failures update one backend's state under the pool's lock and publish
  * a new immutable list; {@link #replicas()} is a volatile read.
  */
 final class BackendPool {
+  /** Consecutive failed scrapes (other than a refused connection) that make a backend unhealthy. */
+  static final int SCRAPE_FAILURES_TO_UNHEALTHY = 3;
+
   private final Map<String, Backend> backends = new LinkedHashMap<>();
   private final long cooldownNanos;
   private final LongSupplier nanoTime;
@@ -53,7 +58,7 @@ final class BackendPool {
   synchronized void scraped(String id, EngineMetrics metrics, long atNanos) {
     Backend b = backends.get(id);
     EngineMetrics m = b.tracker.update(metrics, atNanos);
-    b.scrapeOk = true;
+    b.scrapeFailures = 0;
     boolean cooling = b.failedAtNanos != 0 && atNanos - b.failedAtNanos < cooldownNanos;
     Replica next = b.replica.toBuilder()
         .models(m.modelStates())
@@ -69,11 +74,16 @@ final class BackendPool {
     }
   }
 
-  /** Records a failed scrape of {@code id}: unhealthy until a scrape succeeds. */
-  synchronized void scrapeFailed(String id) {
+  /**
+   * Records a failed scrape of {@code id}: unhealthy at once if the connection was refused, else
+   * after {@value #SCRAPE_FAILURES_TO_UNHEALTHY} in a row; until a scrape succeeds.
+   */
+  synchronized void scrapeFailed(String id, boolean refused) {
     Backend b = backends.get(id);
-    b.scrapeOk = false;
-    setHealth(b, ReplicaHealth.UNHEALTHY);
+    b.scrapeFailures++;
+    if (refused || b.scrapeFailures >= SCRAPE_FAILURES_TO_UNHEALTHY) {
+      setHealth(b, ReplicaHealth.UNHEALTHY);
+    }
   }
 
   /** Records a failed request to {@code id}: unhealthy for at least the cooldown. */
@@ -108,7 +118,7 @@ final class BackendPool {
     final URI baseUrl;
     final ThroughputTracker tracker = new ThroughputTracker();
     Replica replica; // guarded by the pool
-    boolean scrapeOk; // guarded by the pool
+    int scrapeFailures; // guarded by the pool: consecutive failed scrapes
     long failedAtNanos; // guarded by the pool; 0 = no recent failure
 
     Backend(String id, URI baseUrl) {

@@ -18,7 +18,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * Scrapes every backend's {@code /metrics} periodically and feeds the result, read with the core's
  * {@link EngineMetrics#parse}, into the {@link BackendPool}: load, KV usage and capacity, output
  * rate (from the generation-token counter), model states (sleeping or awake). A scrape that fails,
- * times out or answers non-200 marks the backend unhealthy.
+ * times out or answers non-200 counts against the backend's health ({@link BackendPool#scrapeFailed}).
  *
  * <p>One round at a time: the next round starts an interval after the previous one ended, so a
  * slow backend cannot pile scrapes up. Thread-safe; {@link #close()} is idempotent.
@@ -44,9 +44,12 @@ final class MetricsScraper implements AutoCloseable {
     });
   }
 
-  /** Scrapes every backend once, waiting for the answers (used at start-up). */
+  /**
+   * Scrapes every backend once, waiting for the answers (used at start-up, with a longer timeout:
+   * a backend that does not answer then stays unhealthy until a periodic scrape succeeds).
+   */
   void scrapeNow() {
-    round().join();
+    round(Duration.ofSeconds(5)).join();
   }
 
   /** Starts the periodic scrapes. */
@@ -58,7 +61,7 @@ final class MetricsScraper implements AutoCloseable {
     if (closed.get()) {
       return;
     }
-    round().whenComplete((v, e) -> {
+    round(timeout).whenComplete((v, e) -> {
       if (!closed.get()) {
         try {
           timer.schedule(this::loop, interval.toNanos(), TimeUnit.NANOSECONDS);
@@ -69,7 +72,7 @@ final class MetricsScraper implements AutoCloseable {
     });
   }
 
-  private CompletableFuture<Void> round() {
+  private CompletableFuture<Void> round(Duration timeout) {
     List<CompletableFuture<?>> all = new ArrayList<>();
     for (BackendPool.Backend b : pool.backends()) {
       HttpRequest request = HttpRequest.newBuilder(URI.create(b.baseUrl + "/metrics"))
@@ -79,7 +82,9 @@ final class MetricsScraper implements AutoCloseable {
             if (error == null && response.statusCode() == 200) {
               pool.scraped(b.id, EngineMetrics.parse(response.body()), System.nanoTime());
             } else {
-              pool.scrapeFailed(b.id);
+              Throwable cause = error instanceof java.util.concurrent.CompletionException
+                  && error.getCause() != null ? error.getCause() : error;
+              pool.scrapeFailed(b.id, cause instanceof java.net.ConnectException);
             }
             return null;
           }));

@@ -54,9 +54,24 @@ class BackendPoolTest {
     assertThat(pool.replicas().get(0).health()).isEqualTo(ReplicaHealth.UNHEALTHY);
     pool.scraped("a", scrape(0, true), now.get() + 2_000_000_000L);
     assertThat(pool.replicas().get(0).health()).isEqualTo(ReplicaHealth.HEALTHY);
-    pool.scrapeFailed("a");
+    pool.scrapeFailed("a", true);
     assertThat(pool.replicas().get(0).health()).isEqualTo(ReplicaHealth.UNHEALTHY);
     pool.markFailed("unknown"); // ignored
+  }
+
+  @Test
+  void slowScrapesCountOnlyWhenTheyRepeat() {
+    pool.scraped("a", scrape(0, true), now.get());
+    for (int i = 1; i < BackendPool.SCRAPE_FAILURES_TO_UNHEALTHY; i++) {
+      pool.scrapeFailed("a", false);
+      assertThat(pool.replicas().get(0).health()).isEqualTo(ReplicaHealth.HEALTHY);
+    }
+    pool.scrapeFailed("a", false);
+    assertThat(pool.replicas().get(0).health()).isEqualTo(ReplicaHealth.UNHEALTHY);
+    pool.scraped("a", scrape(0, true), now.get() + 1);
+    assertThat(pool.replicas().get(0).health()).isEqualTo(ReplicaHealth.HEALTHY);
+    pool.scrapeFailed("a", false);
+    assertThat(pool.replicas().get(0).health()).as("the count restarts").isEqualTo(ReplicaHealth.HEALTHY);
   }
 
   @Test

@@ -266,6 +266,25 @@ class GatewayTest {
   }
 
   @Test
+  void backendDyingMidStreamEndsTheStreamWithAnErrorEvent() throws Exception {
+    Gateway g = start(1, FakeVllmConfig.builder().micros(0, 10_000)); // 10 ms per token
+    String body = new Conversation("cut", TestFleet.MODEL, "hi").next(500, true);
+    HttpResponse<InputStream> r = client.http.send(HttpRequest.newBuilder(
+            URI.create(g.baseUrl() + CHAT)).header("x-session-id", "cut")
+        .POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+        HttpResponse.BodyHandlers.ofInputStream());
+    assertThat(r.statusCode()).as(r.headers().map().toString()).isEqualTo(200);
+    try (InputStream in = r.body()) {
+      assertThat(readUntil(in, "\n\n")).startsWith("data: ");
+      fleet.backends.get(0).close();
+      String rest = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+      assertThat(rest).contains("\"code\":502").doesNotContain("[DONE]");
+    }
+    assertThat(TestFleet.await(() -> g.openLeases() == 0)).isTrue();
+    assertThat(g.replicas().get(0).health()).isEqualTo(ReplicaHealth.UNHEALTHY);
+  }
+
+  @Test
   void gracefulShutdownFinishesInFlightAndRefusesNewConnections() throws Exception {
     Gateway g = start(1, FakeVllmConfig.builder().micros(0, 5_000)); // 5 ms per token
     String body = new Conversation("slow", TestFleet.MODEL, "hi").next(100, true); // ~0.5 s
