@@ -2,7 +2,7 @@ package io.affinityrouter.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.affinityrouter.redis.testing.RedisProcess;
+import io.affinityrouter.redis.testing.RedisServerExtension;
 import io.affinityrouter.redis.testing.Windowed;
 import io.affinityrouter.spi.Binding;
 import io.affinityrouter.spi.BindingKey;
@@ -14,10 +14,9 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicReferenceArray;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Four stores, each with its own Lettuce client, race on the first claim of 10,000 sessions and
@@ -28,25 +27,16 @@ class ClaimRaceTest {
   private static final int SESSIONS = 10_000;
   private static final int GATEWAYS = 4;
   private static final int TURNS = 10;
-  private static RedisProcess server;
-
-  @BeforeAll
-  static void start() {
-    server = RedisProcess.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    server.close();
-  }
+  @RegisterExtension
+  static final RedisServerExtension redis = new RedisServerExtension();
 
   @ParameterizedTest(name = "local cache size {0}")
   @ValueSource(longs = {0, 20_000})
   void racingGatewaysAllAdoptOneWinner(long cacheSize) throws Exception {
-    server.cli("flushall");
+    redis.server().cli("flushall");
     List<RedisBindingStore> stores = new ArrayList<>();
     for (int g = 0; g < GATEWAYS; g++) {
-      stores.add(RedisBindingStore.builder().uri("redis://127.0.0.1:" + server.port())
+      stores.add(RedisBindingStore.builder().uri(redis.uri())
           .commandTimeout(Duration.ofSeconds(2)).localCacheSize(cacheSize).build());
     }
     ExecutorService pool = Executors.newFixedThreadPool(GATEWAYS);
@@ -99,7 +89,7 @@ class ClaimRaceTest {
           splitSessions, claimsTotal);
       assertThat(splitSessions).isZero();
       assertThat(claimsTotal).isEqualTo(SESSIONS);
-      assertThat(server.cli("dbsize")).isEqualTo(Integer.toString(SESSIONS));
+      assertThat(redis.server().cli("dbsize")).isEqualTo(Integer.toString(SESSIONS));
     } finally {
       pool.shutdownNow();
       stores.forEach(RedisBindingStore::close);

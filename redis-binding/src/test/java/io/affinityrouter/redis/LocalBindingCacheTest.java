@@ -4,40 +4,31 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.affinityrouter.redis.testing.CommandStats;
 import io.affinityrouter.redis.testing.RedisProcess;
+import io.affinityrouter.redis.testing.RedisServerExtension;
 import io.affinityrouter.redis.testing.Windowed;
 import io.affinityrouter.spi.Binding;
 import io.affinityrouter.spi.BindingKey;
 import java.time.Duration;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The local cache against a real server: invalidation, TTL refresh, commands per call. */
 class LocalBindingCacheTest {
 
   private static final Duration TTL = Duration.ofMinutes(5);
-  private static RedisProcess server;
-
-  @BeforeAll
-  static void start() {
-    server = RedisProcess.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    server.close();
-  }
+  @RegisterExtension
+  static final RedisServerExtension redis = new RedisServerExtension();
 
   @BeforeEach
   void flush() {
-    server.cli("flushall");
+    redis.server().cli("flushall");
   }
 
   private static RedisBindingStore store(long cacheSize, Duration refresh) {
-    return RedisBindingStore.builder().uri("redis://127.0.0.1:" + server.port())
+    return RedisBindingStore.builder().uri(redis.uri())
         .commandTimeout(Duration.ofSeconds(1)).localCacheSize(cacheSize).localCacheRefresh(refresh)
         .build();
   }
@@ -78,7 +69,7 @@ class LocalBindingCacheTest {
         RedisBindingStore b = store(1_000, Duration.ofMinutes(1))) {
       Binding claimed = await(b.getOrClaim(key, "r1", TTL));
       assertThat(await(b.getOrClaim(key, "r9", TTL)).replicaId()).isEqualTo("r1");
-      server.cli("client", "kill", "type", "pubsub");
+      redis.server().cli("client", "kill", "type", "pubsub");
       // The invalidation of this repin is published while b is not subscribed.
       await(a.repin(key, claimed.generation(), "r2", TTL));
       RedisProcess.sleep(300);
@@ -91,7 +82,7 @@ class LocalBindingCacheTest {
     BindingKey key = new BindingKey("m", "t", "sliding");
     try (RedisBindingStore s = store(1_000, Duration.ofMillis(200))) {
       await(s.getOrClaim(key, "r1", Duration.ofMillis(1_500)));
-      CommandStats.reset(server);
+      CommandStats.reset(redis.server());
       int calls = 0;
       long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(3_000);
       while (System.nanoTime() < end) {
@@ -100,10 +91,10 @@ class LocalBindingCacheTest {
         calls++;
         RedisProcess.sleep(10);
       }
-      long commands = CommandStats.clientCommands(CommandStats.read(server));
+      long commands = CommandStats.clientCommands(CommandStats.read(redis.server()));
       System.out.printf("sliding TTL with cache: %d calls over 3 s, %d Redis commands%n", calls, commands);
       // The key outlived twice its TTL because the cache refreshed it (about every 200 ms).
-      assertThat(Long.parseLong(server.cli("pttl", server.cli("--scan", "--pattern", "ar:b:*"))))
+      assertThat(Long.parseLong(redis.server().cli("pttl", redis.server().cli("--scan", "--pattern", "ar:b:*"))))
           .isPositive();
       assertThat(commands).isBetween(5L, 25L);
       assertThat(calls).isGreaterThan(100);
@@ -117,13 +108,13 @@ class LocalBindingCacheTest {
     double[] perCall = new double[2];
     long[] cacheSizes = {0, 10_000};
     for (int c = 0; c < 2; c++) {
-      server.cli("flushall");
+      redis.server().cli("flushall");
       try (RedisBindingStore s = store(cacheSizes[c], Duration.ofSeconds(2))) {
         Windowed.run(sessions, 128, i -> s.getOrClaim(new BindingKey("m", "t", "s" + i), "r" + i % 8, TTL));
-        CommandStats.reset(server);
+        CommandStats.reset(redis.server());
         Windowed.run(sessions * turns, 128,
             i -> s.getOrClaim(new BindingKey("m", "t", "s" + i % sessions), "r0", TTL));
-        long commands = CommandStats.clientCommands(CommandStats.read(server));
+        long commands = CommandStats.clientCommands(CommandStats.read(redis.server()));
         perCall[c] = commands / (double) (sessions * turns);
         System.out.printf("store steady run, local cache %d: %d calls, %d client commands, %.3f per"
             + " call%n", cacheSizes[c], sessions * turns, commands, perCall[c]);

@@ -2,7 +2,7 @@ package io.affinityrouter.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.affinityrouter.redis.testing.RedisProcess;
+import io.affinityrouter.redis.testing.RedisServerExtension;
 import io.affinityrouter.spi.Binding;
 import io.affinityrouter.spi.BindingKey;
 import java.time.Duration;
@@ -21,9 +21,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Several stores repin the same keys concurrently, often from deliberately stale views. Every write
@@ -36,19 +35,10 @@ class RepinFencingTest {
   private static final Duration TTL = Duration.ofMinutes(5);
   private static final int KEYS = 50;
   private static final int OPS_PER_ROUTER = 1_500;
-  private static RedisProcess server;
+  @RegisterExtension
+  static final RedisServerExtension redis = new RedisServerExtension();
 
   record Write(int key, long expected, long generation, String replica) {}
-
-  @BeforeAll
-  static void start() {
-    server = RedisProcess.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    server.close();
-  }
 
   @Test
   void interleavedStaleAndFreshRepinsNeverLoseTheNewerBinding() throws Exception {
@@ -56,7 +46,7 @@ class RepinFencingTest {
     List<RedisBindingStore> stores = new ArrayList<>();
     for (int r = 0; r < routers; r++) {
       // Half of the routers run with the local cache: their views come from it.
-      stores.add(RedisBindingStore.builder().uri("redis://127.0.0.1:" + server.port())
+      stores.add(RedisBindingStore.builder().uri(redis.uri())
           .commandTimeout(Duration.ofSeconds(2)).localCacheSize(r % 2 == 0 ? 0 : 1_000).build());
     }
     Queue<Write> writes = new ConcurrentLinkedQueue<>();

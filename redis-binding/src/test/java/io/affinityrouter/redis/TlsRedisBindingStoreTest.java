@@ -32,6 +32,9 @@ class TlsRedisBindingStoreTest {
     if (server != null) {
       server.close();
     }
+    if (tls != null) {
+      tls.delete();
+    }
   }
 
   @Test

@@ -11,7 +11,7 @@ import io.affinityrouter.redis.RedisBindingStoreBuilder;
 import io.affinityrouter.redis.RedisBindingStoreStats;
 import io.affinityrouter.redis.testing.CommandStats;
 import io.affinityrouter.redis.testing.Fleet;
-import io.affinityrouter.redis.testing.RedisProcess;
+import io.affinityrouter.redis.testing.RedisServerExtension;
 import io.affinityrouter.redis.testing.Windowed;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -19,10 +19,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Redis commands per routed request over a steady run of two routers (gateways) sharing Redis,
@@ -41,27 +40,18 @@ class RouterCommandsPerRequestTest {
   private static final long RUN_MILLIS = 5_000;
   /** Each session takes a turn at most this often per router (a hot, agentic session). */
   private static final long ROUND_MILLIS = 150;
-  private static RedisProcess server;
-
-  @BeforeAll
-  static void start() {
-    server = RedisProcess.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    server.close();
-  }
+  @RegisterExtension
+  static final RedisServerExtension redis = new RedisServerExtension();
 
   @ParameterizedTest(name = "local cache size {0}")
   @ValueSource(longs = {0, 10_000})
   void steadyRun(long cacheSize) throws Exception {
-    server.cli("flushall");
+    redis.server().cli("flushall");
     List<Replica> replicas = Fleet.replicas(8);
     List<RedisBindingStore> stores = new ArrayList<>();
     List<Router> routers = new ArrayList<>();
     for (int g = 0; g < 2; g++) {
-      RedisBindingStore store = RedisBindingStore.builder().uri("redis://127.0.0.1:" + server.port())
+      RedisBindingStore store = RedisBindingStore.builder().uri(redis.uri())
           .commandTimeout(Duration.ofSeconds(1)).localCacheSize(cacheSize).build();
       stores.add(store);
       routers.add(AffinityRouter.builder().bindingStore(store).storeTimeout(Duration.ofSeconds(1))
@@ -73,7 +63,7 @@ class RouterCommandsPerRequestTest {
       Windowed.run(SESSIONS, 64, i -> router.selectAsync(Fleet.turn(i, 0), replicas)
           .thenApply(d -> done(d, degraded)));
     }
-    CommandStats.reset(server);
+    CommandStats.reset(redis.server());
     long start = System.nanoTime();
     long requests = 0;
     int rounds = 0;
@@ -91,7 +81,7 @@ class RouterCommandsPerRequestTest {
       }
     }
     long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-    Map<String, Long> calls = CommandStats.read(server);
+    Map<String, Long> calls = CommandStats.read(redis.server());
     long commands = CommandStats.clientCommands(calls);
     double perRequest = commands / (double) requests;
     RedisBindingStoreStats stats = stores.get(0).stats();

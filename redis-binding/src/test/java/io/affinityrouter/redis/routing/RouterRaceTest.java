@@ -8,7 +8,7 @@ import io.affinityrouter.RoutingDecision;
 import io.affinityrouter.core.AffinityRouter;
 import io.affinityrouter.redis.RedisBindingStore;
 import io.affinityrouter.redis.testing.Fleet;
-import io.affinityrouter.redis.testing.RedisProcess;
+import io.affinityrouter.redis.testing.RedisServerExtension;
 import io.affinityrouter.redis.testing.Windowed;
 import io.affinityrouter.spi.Binding;
 import io.affinityrouter.spi.BindingKey;
@@ -23,9 +23,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReferenceArray;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Four routers, each with its own Redis store and Lettuce client, route the concurrent first turns
@@ -36,17 +35,8 @@ class RouterRaceTest {
   private static final int SESSIONS = 10_000;
   private static final int ROUTERS = 4;
   private static final int MORE_TURNS = 10;
-  private static RedisProcess server;
-
-  @BeforeAll
-  static void start() {
-    server = RedisProcess.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    server.close();
-  }
+  @RegisterExtension
+  static final RedisServerExtension redis = new RedisServerExtension();
 
   @Test
   void racingRoutersPinEverySessionToOneReplica() throws Exception {
@@ -54,7 +44,7 @@ class RouterRaceTest {
     List<Router> routers = new ArrayList<>();
     for (int g = 0; g < ROUTERS; g++) {
       RedisBindingStore store = RedisBindingStore.builder()
-          .uri("redis://127.0.0.1:" + server.port()).commandTimeout(Duration.ofSeconds(2)).build();
+          .uri(redis.uri()).commandTimeout(Duration.ofSeconds(2)).build();
       // A generous store timeout: this test is about the race, not about outages.
       routers.add(AffinityRouter.builder().bindingStore(store).storeTimeout(Duration.ofSeconds(2))
           .build());
@@ -88,7 +78,7 @@ class RouterRaceTest {
     int split = 0;
     Set<String> used = new HashSet<>();
     RedisBindingStore reader = RedisBindingStore.builder()
-        .uri("redis://127.0.0.1:" + server.port()).build();
+        .uri(redis.uri()).build();
     for (int i = 0; i < SESSIONS; i++) {
       Set<String> where = new HashSet<>();
       for (List<AtomicReferenceArray<String>> router : routed) {

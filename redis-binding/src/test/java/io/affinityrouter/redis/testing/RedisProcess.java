@@ -203,9 +203,19 @@ public final class RedisProcess implements AutoCloseable {
     run(List.of("kill", "-" + name, Long.toString(process.pid())), 5);
   }
 
+  /** Kills the process and removes its directory. */
   @Override
   public void close() {
     kill();
+    deleteTree(dir);
+  }
+
+  static void deleteTree(Path root) {
+    try (java.util.stream.Stream<Path> paths = Files.walk(root)) {
+      paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    } catch (IOException ignored) {
+      // a temporary directory left behind
+    }
   }
 
   /** A free TCP port whose cluster bus port (+10000) is free too. */

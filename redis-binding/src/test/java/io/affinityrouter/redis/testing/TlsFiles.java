@@ -32,6 +32,11 @@ public record TlsFiles(Path dir, Path caCert, Path serverCert, Path serverKey) {
     }
   }
 
+  /** Removes the generated files. */
+  public void delete() {
+    RedisProcess.deleteTree(dir);
+  }
+
   /** Starts a TLS-only redis-server with these certificates. */
   public RedisProcess startServer() {
     int port = RedisProcess.freePort();
