@@ -51,6 +51,8 @@ final class RedisServer implements AutoCloseable {
     } catch (IOException e) {
       throw new IllegalStateException("cannot start redis-server (is it installed?)", e);
     }
+    Process started = r.process;
+    Runtime.getRuntime().addShutdownHook(new Thread(started::destroyForcibly)); // a killed test
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
     while (!"PONG".equals(r.ping())) {
       if (System.nanoTime() > deadline || !r.process.isAlive()) {
