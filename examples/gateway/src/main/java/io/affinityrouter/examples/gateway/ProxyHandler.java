@@ -255,7 +255,11 @@ final class ProxyHandler implements HttpHandler {
       call.ex.sendResponseHeaders(status, bytes.length == 0 ? -1 : bytes.length);
       call.ex.getResponseBody().write(bytes);
     } finally {
-      lease.complete(status == 200 ? tokens.outputTokens() : 0);
+      if (status == 200) {
+        lease.complete(tokens.outputTokens());
+      } else {
+        lease.close(); // an error answer says nothing of output lengths
+      }
       call.end();
     }
   }
