@@ -20,7 +20,8 @@ import java.util.Set;
  * <p>From the command line ({@link #fromArgs}): {@code --listen 127.0.0.1:8080 --backend
  * vllm-0=http://127.0.0.1:8001 --backend ... [--redis redis://127.0.0.1:6379]
  * [--session-header x-session-id] [--tenant-header x-tenant-id] [--scrape-interval-ms 100]
- * [--shutdown-grace-ms 10000] [--max-in-flight N] [--store-timeout-ms 50]}.
+ * [--shutdown-grace-ms 10000] [--max-in-flight N] [--store-timeout-ms 50]
+ * [--response-timeout-ms 300000]}.
  *
  * <p>Immutable and thread-safe; built with {@link #builder()}, whose setters refuse bad values with
  * an {@link IllegalArgumentException}.
@@ -38,6 +39,8 @@ public final class GatewayConfig {
   public static final Duration DEFAULT_FAILURE_COOLDOWN = Duration.ofSeconds(2);
   /** Default timeout of connecting to a backend: 1 s. */
   public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(1);
+  /** Default wait for a backend's response headers: 5 min (a long non-streamed generation). */
+  public static final Duration DEFAULT_RESPONSE_TIMEOUT = Duration.ofMinutes(5);
   /** Default wait for the binding store per decision: 50 ms (the router's default). */
   public static final Duration DEFAULT_STORE_TIMEOUT = Duration.ofMillis(50);
 
@@ -52,6 +55,7 @@ public final class GatewayConfig {
   private final Duration connectTimeout;
   private final Duration storeTimeout;
   private final int maxInFlightPerBackend;
+  private final Duration responseTimeout;
 
   private GatewayConfig(Builder b) {
     this.listen = b.listen;
@@ -65,6 +69,7 @@ public final class GatewayConfig {
     this.connectTimeout = b.connectTimeout;
     this.storeTimeout = b.storeTimeout;
     this.maxInFlightPerBackend = b.maxInFlightPerBackend;
+    this.responseTimeout = b.responseTimeout;
   }
 
   /** A builder listening on {@code 127.0.0.1:8080}, with no backends and the defaults. */
@@ -79,7 +84,8 @@ public final class GatewayConfig {
    */
   public static GatewayConfig fromArgs(String[] args) {
     Flags f = Flags.parse(args, Set.of("listen", "backend", "redis", "session-header",
-        "tenant-header", "scrape-interval-ms", "shutdown-grace-ms", "max-in-flight", "store-timeout-ms"));
+        "tenant-header", "scrape-interval-ms", "shutdown-grace-ms", "max-in-flight", "store-timeout-ms",
+        "response-timeout-ms"));
     Builder b = builder();
     if (f.has("listen")) {
       b.listen(hostPort(f.string("listen", null)));
@@ -102,6 +108,9 @@ public final class GatewayConfig {
         (int) DEFAULT_SHUTDOWN_GRACE.toMillis())));
     b.storeTimeout(Duration.ofMillis(f.integer("store-timeout-ms",
         (int) DEFAULT_STORE_TIMEOUT.toMillis())));
+    if (f.has("response-timeout-ms")) {
+      b.responseTimeout(Duration.ofMillis(f.integer("response-timeout-ms", 0)));
+    }
     if (f.has("max-in-flight")) {
       b.maxInFlightPerBackend(f.integer("max-in-flight", 0));
     }
@@ -169,6 +178,14 @@ public final class GatewayConfig {
     return maxInFlightPerBackend;
   }
 
+  /**
+   * How long the gateway waits for a backend's response headers (a streamed response sends them
+   * at once; a whole one when it is done) before answering {@code 504}.
+   */
+  public Duration responseTimeout() {
+    return responseTimeout;
+  }
+
   private static InetSocketAddress hostPort(String s) {
     int colon = s.lastIndexOf(':');
     if (colon <= 0) {
@@ -194,6 +211,7 @@ public final class GatewayConfig {
     private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
     private Duration storeTimeout = DEFAULT_STORE_TIMEOUT;
     private int maxInFlightPerBackend;
+    private Duration responseTimeout = DEFAULT_RESPONSE_TIMEOUT;
 
     private Builder() {}
 
@@ -267,6 +285,12 @@ public final class GatewayConfig {
     /** Sets the binding store timeout per decision; must be positive. */
     public Builder storeTimeout(Duration timeout) {
       this.storeTimeout = positive(timeout, "storeTimeout");
+      return this;
+    }
+
+    /** Sets the wait for a backend's response headers; must be positive. */
+    public Builder responseTimeout(Duration timeout) {
+      this.responseTimeout = positive(timeout, "responseTimeout");
       return this;
     }
 

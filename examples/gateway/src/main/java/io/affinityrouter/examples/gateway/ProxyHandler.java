@@ -19,6 +19,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 import java.util.Map;
@@ -41,8 +42,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  *       {@code x-affinity-replica} and {@code x-affinity-reason}.
  *       If the backend refuses the connection (the request never reached it), it is marked
  *       unhealthy and the request is routed once more, which repins its session. Any other
- *       transport failure marks it unhealthy and answers {@code 502}; mid-stream, the stream ends
- *       with an SSE error event instead of {@code [DONE]}.
+ *       transport failure marks it unhealthy and answers {@code 502} ({@code 504} when no response
+ *       came within {@link GatewayConfig#responseTimeout()}); mid-stream, the stream ends with an
+ *       SSE error event instead of {@code [DONE]}.
  *   <li>Streams: {@code markFirstToken()} on the first chunk; a client that disconnects aborts the
  *       upstream request and releases the lease.
  * </ul>
@@ -66,6 +68,7 @@ final class ProxyHandler implements HttpHandler {
   private final Executor proxyExecutor;
   private final String sessionHeader;
   private final String tenantHeader;
+  private final java.time.Duration responseTimeout;
   private final AtomicInteger inFlight = new AtomicInteger();
   private final AtomicInteger openLeases = new AtomicInteger();
   private volatile boolean draining;
@@ -78,6 +81,7 @@ final class ProxyHandler implements HttpHandler {
     this.proxyExecutor = proxyExecutor;
     this.sessionHeader = config.sessionHeader();
     this.tenantHeader = config.tenantHeader();
+    this.responseTimeout = config.responseTimeout();
   }
 
   /** Requests being served now. */
@@ -185,6 +189,7 @@ final class ProxyHandler implements HttpHandler {
     try {
       HttpRequest.Builder upstream = HttpRequest.newBuilder(
               URI.create(decision.replica().address() + ex.getRequestURI().getPath()))
+          .timeout(responseTimeout)
           .POST(HttpRequest.BodyPublishers.ofByteArray(body));
       ex.getRequestHeaders().forEach((name, values) -> {
         if (!NOT_FORWARDED.contains(name.toLowerCase(Locale.ROOT))) {
@@ -201,6 +206,13 @@ final class ProxyHandler implements HttpHandler {
       }
       ex.getResponseHeaders().set("x-affinity-replica", replicaId);
       call.error(502, "bad_gateway", "backend " + replicaId + " refused the connection", 0);
+      return;
+    } catch (HttpTimeoutException e) {
+      lease.close();
+      pool.markFailed(replicaId);
+      ex.getResponseHeaders().set("x-affinity-replica", replicaId);
+      call.error(504, "gateway_timeout", "backend " + replicaId + " sent no response within "
+          + responseTimeout.toMillis() + " ms", 0);
       return;
     } catch (IOException e) {
       lease.close();

@@ -14,7 +14,8 @@ class GatewayConfigTest {
     GatewayConfig c = GatewayConfig.fromArgs(new String[] {"--listen", "127.0.0.1:9090",
         "--backend", "a=http://127.0.0.1:8001", "--backend=b=http://127.0.0.1:8002",
         "--redis", "redis://127.0.0.1:6379", "--session-header", "x-conv",
-        "--scrape-interval-ms", "50", "--max-in-flight", "64"});
+        "--scrape-interval-ms", "50", "--max-in-flight", "64", "--response-timeout-ms", "1500",
+        "--store-timeout-ms", "80"});
     assertThat(c.listen().getPort()).isEqualTo(9090);
     assertThat(c.backends()).containsExactly(
         java.util.Map.entry("a", URI.create("http://127.0.0.1:8001")),
@@ -24,6 +25,8 @@ class GatewayConfigTest {
     assertThat(c.tenantHeader()).isEqualTo(GatewayConfig.DEFAULT_TENANT_HEADER);
     assertThat(c.scrapeInterval()).isEqualTo(Duration.ofMillis(50));
     assertThat(c.maxInFlightPerBackend()).isEqualTo(64);
+    assertThat(c.responseTimeout()).isEqualTo(Duration.ofMillis(1500));
+    assertThat(c.storeTimeout()).isEqualTo(Duration.ofMillis(80));
   }
 
   @Test

@@ -285,6 +285,19 @@ class GatewayTest {
   }
 
   @Test
+  void aBackendThatDoesNotAnswerInTimeGets504() throws Exception {
+    fleet = TestFleet.start(1, FakeVllmConfig.builder().micros(0, 20_000)); // 20 ms per token
+    Gateway g = fleet.gateway(fleet.config().responseTimeout(java.time.Duration.ofMillis(200)),
+        null);
+    ChatClient.Reply r = client.post(g.baseUrl(), CHAT, "late",
+        new Conversation("late", TestFleet.MODEL, "hi").next(100, false)); // ~2 s
+    assertThat(r.status()).isEqualTo(504);
+    assertThat(r.replica()).isEqualTo("vllm-0");
+    assertThat(r.body()).contains("sent no response within 200 ms");
+    assertThat(g.openLeases()).isZero();
+  }
+
+  @Test
   void gracefulShutdownFinishesInFlightAndRefusesNewConnections() throws Exception {
     Gateway g = start(1, FakeVllmConfig.builder().micros(0, 5_000)); // 5 ms per token
     String body = new Conversation("slow", TestFleet.MODEL, "hi").next(100, true); // ~0.5 s
