@@ -1,4 +1,4 @@
-package io.affinityrouter.examples.gateway;
+package io.affinityrouter.examples.httpgateway;
 
 import io.affinityrouter.Replica;
 import io.affinityrouter.spi.RoutingListener;

@@ -1,4 +1,4 @@
-package io.affinityrouter.examples.gateway;
+package io.affinityrouter.examples.httpgateway;
 
 import io.affinityrouter.examples.cli.Flags;
 import io.affinityrouter.examples.fakevllm.FakeVllmConfig;
@@ -80,7 +80,7 @@ public final class LocalFleet {
         + "\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"Hello there\"}]}'");
     System.out.println("Backend metrics: curl -s " + backends.get(0).baseUrl() + "/metrics");
     System.out.println("Load: mvn -B -ntp -q -pl examples/gateway exec:java"
-        + " -Dexec.mainClass=io.affinityrouter.examples.gateway.LoadDriver -Dexec.args=\"--gateway "
+        + " -Dexec.mainClass=io.affinityrouter.examples.httpgateway.LoadDriver -Dexec.args=\"--gateway "
         + url + " " + String.join(" ", backendFlags) + "\"");
     System.out.println("Ctrl-C stops everything.");
     new CountDownLatch(1).await();

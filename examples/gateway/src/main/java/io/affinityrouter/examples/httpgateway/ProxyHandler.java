@@ -1,4 +1,4 @@
-package io.affinityrouter.examples.gateway;
+package io.affinityrouter.examples.httpgateway;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;

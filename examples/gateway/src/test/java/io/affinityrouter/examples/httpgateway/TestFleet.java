@@ -1,4 +1,4 @@
-package io.affinityrouter.examples.gateway;
+package io.affinityrouter.examples.httpgateway;
 
 import io.affinityrouter.examples.fakevllm.FakeVllmConfig;
 import io.affinityrouter.examples.fakevllm.FakeVllmServer;

@@ -1,4 +1,4 @@
-package io.affinityrouter.examples.gateway;
+package io.affinityrouter.examples.httpgateway;
 
 import io.affinityrouter.core.metrics.EngineMetrics;
 import io.affinityrouter.core.metrics.ModelMetrics;

@@ -1,4 +1,4 @@
-package io.affinityrouter.examples.gateway;
+package io.affinityrouter.examples.httpgateway;
 
 import io.affinityrouter.core.binding.InMemoryBindingStore;
 import io.affinityrouter.spi.BindingStore;

@@ -1,4 +1,4 @@
-package io.affinityrouter.examples.gateway;
+package io.affinityrouter.examples.httpgateway;
 
 import java.net.URI;
 import java.net.http.HttpClient;

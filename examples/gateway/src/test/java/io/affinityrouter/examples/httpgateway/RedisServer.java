@@ -1,4 +1,4 @@
-package io.affinityrouter.examples.gateway;
+package io.affinityrouter.examples.httpgateway;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
