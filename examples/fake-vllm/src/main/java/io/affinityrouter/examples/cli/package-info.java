@@ -1,0 +1,2 @@
+/** Command-line flag parsing shared by the examples' entry points. */
+package io.affinityrouter.examples.cli;

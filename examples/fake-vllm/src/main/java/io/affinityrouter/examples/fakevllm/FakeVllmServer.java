@@ -1,0 +1,224 @@
+package io.affinityrouter.examples.fakevllm;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import io.affinityrouter.examples.cli.Flags;
+import io.affinityrouter.examples.json.Json;
+import io.affinityrouter.examples.openai.Endpoint;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A small HTTP server that behaves like one vLLM replica for a router's purposes.
+ *
+ * <ul>
+ *   <li>{@code POST /v1/chat/completions}, {@code POST /v1/completions}: OpenAI-compatible, plain or
+ *       streamed ({@code "stream": true}), with a simulated prefix cache and latency
+ *       ({@link FakeVllmConfig});
+ *   <li>{@code GET /metrics}: vLLM's Prometheus families, including the prefix-cache query and hit
+ *       counters, so a test can read each replica's real hit rate;
+ *   <li>{@code POST /sleep?level=1|2}, {@code POST /wake_up}, {@code GET /is_sleeping}: model state
+ *       (a sleeping engine answers completions with {@code 503});
+ *   <li>{@code GET /health}, {@code GET /v1/models}.
+ * </ul>
+ *
+ * <p>Run: {@code java ... FakeVllmServer --port 8001 [--model m] [--latency-scale 1.0]
+ * [--num-gpu-blocks 8192] [--block-size 16] [--host 127.0.0.1]}.
+ *
+ * <p>Thread-safe. {@link #close()} stops it at once, cutting open connections, like a replica that
+ * dies; it is idempotent.
+ */
+public final class FakeVllmServer implements AutoCloseable {
+  private static final AtomicInteger THREADS = new AtomicInteger();
+
+  private final FakeEngine engine;
+  private final HttpServer server;
+  private final ExecutorService executor;
+  private volatile boolean closed;
+
+  private FakeVllmServer(FakeEngine engine, HttpServer server, ExecutorService executor) {
+    this.engine = engine;
+    this.server = server;
+    this.executor = executor;
+  }
+
+  /**
+   * Starts a server bound to {@code address} (port 0: an ephemeral port).
+   *
+   * @throws UncheckedIOException if the address cannot be bound
+   */
+  public static FakeVllmServer start(InetSocketAddress address, FakeVllmConfig config) {
+    FakeEngine engine = new FakeEngine(config);
+    HttpServer server;
+    try {
+      server = HttpServer.create(address, 256);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot bind " + address, e);
+    }
+    ExecutorService executor = Executors.newCachedThreadPool(r -> {
+      Thread t = new Thread(r, "fake-vllm-" + THREADS.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    });
+    FakeVllmServer s = new FakeVllmServer(engine, server, executor);
+    for (Endpoint e : Endpoint.values()) {
+      server.createContext(e.path(), new CompletionHandler(engine, e));
+    }
+    server.createContext("/metrics", ex -> s.simple(ex, "GET", () -> {
+      byte[] body = MetricsText.render(engine).getBytes(StandardCharsets.UTF_8);
+      ex.getResponseHeaders().set("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+      ex.sendResponseHeaders(200, body.length);
+      ex.getResponseBody().write(body);
+    }));
+    server.createContext("/sleep", ex -> s.simple(ex, "POST", () -> {
+      String query = ex.getRequestURI().getQuery();
+      int level = 1;
+      if (query != null && query.startsWith("level=")) {
+        try {
+          level = Integer.parseInt(query.substring("level=".length()));
+        } catch (NumberFormatException e) {
+          level = -1;
+        }
+      }
+      if (level != 1 && level != 2) {
+        sendError(ex, 400, "BadRequestError", "level: " + query + " (expected: 1 or 2)");
+        return;
+      }
+      engine.sleep(level);
+      ex.sendResponseHeaders(200, -1);
+    }));
+    server.createContext("/wake_up", ex -> s.simple(ex, "POST", () -> {
+      engine.wakeUp();
+      ex.sendResponseHeaders(200, -1);
+    }));
+    server.createContext("/is_sleeping", ex -> s.simple(ex, "GET",
+        () -> sendJson(ex, 200, Map.of("is_sleeping", engine.isSleeping()))));
+    server.createContext("/health", ex -> s.simple(ex, "GET",
+        () -> ex.sendResponseHeaders(200, -1)));
+    server.createContext("/v1/models", ex -> s.simple(ex, "GET", () -> sendJson(ex, 200,
+        Map.of("object", "list", "data", List.of(Map.of("id", config.model(), "object", "model",
+            "owned_by", "fake-vllm", "max_model_len", 32768))))));
+    server.setExecutor(executor);
+    server.start();
+    return s;
+  }
+
+  /** The port the server listens on. */
+  public int port() {
+    return server.getAddress().getPort();
+  }
+
+  /** {@code http://host:port} of the server. */
+  public String baseUrl() {
+    return "http://" + server.getAddress().getHostString() + ":" + port();
+  }
+
+  /** The configuration it runs with. */
+  public FakeVllmConfig config() {
+    return engine.config();
+  }
+
+  /** Requests running now. */
+  public int runningRequests() {
+    return engine.running();
+  }
+
+  /** Requests that ran to the end. */
+  public long finishedRequests() {
+    return engine.finished();
+  }
+
+  /** Requests whose client went away before the end. */
+  public long abortedRequests() {
+    return engine.aborted();
+  }
+
+  /** How many times {@code POST /wake_up} was called. */
+  public long wakeUps() {
+    return engine.wakeUps();
+  }
+
+  /** Whether the engine sleeps. */
+  public boolean isSleeping() {
+    return engine.isSleeping();
+  }
+
+  /** Stops listening and cuts every open connection at once. Idempotent. */
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    server.stop(0);
+    executor.shutdownNow();
+  }
+
+  /** Writes a vLLM-style error body: {@code {"object":"error","message":...,"type":...,"code":...}}. */
+  static void sendError(HttpExchange ex, int status, String type, String message)
+      throws IOException {
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("object", "error");
+    body.put("message", message);
+    body.put("type", type);
+    body.put("param", null);
+    body.put("code", status);
+    sendJson(ex, status, body);
+  }
+
+  private static void sendJson(HttpExchange ex, int status, Object body) throws IOException {
+    byte[] bytes = Json.write(body).getBytes(StandardCharsets.UTF_8);
+    ex.getResponseHeaders().set("Content-Type", "application/json");
+    ex.sendResponseHeaders(status, bytes.length);
+    ex.getResponseBody().write(bytes);
+  }
+
+  private void simple(HttpExchange ex, String method, IoAction action) throws IOException {
+    try (ex) {
+      ex.getRequestBody().readAllBytes();
+      if (!method.equals(ex.getRequestMethod())) {
+        sendError(ex, 405, "MethodNotAllowed",
+            "method " + ex.getRequestMethod() + " (expected: " + method + ")");
+        return;
+      }
+      action.run();
+    }
+  }
+
+  @FunctionalInterface
+  private interface IoAction {
+    void run() throws IOException;
+  }
+
+  /**
+   * Entry point: starts one fake replica and runs until killed.
+   *
+   * @throws IllegalArgumentException for bad flags
+   */
+  public static void main(String[] args) throws InterruptedException {
+    Flags f = Flags.parse(args, Set.of("host", "port", "model", "latency-scale",
+        "num-gpu-blocks", "block-size", "max-num-seqs"));
+    FakeVllmConfig config = FakeVllmConfig.builder()
+        .model(f.string("model", FakeVllmConfig.DEFAULT_MODEL))
+        .latencyScale(f.number("latency-scale", 1))
+        .numGpuBlocks(f.integer("num-gpu-blocks", FakeVllmConfig.DEFAULT_NUM_GPU_BLOCKS))
+        .blockSize(f.integer("block-size", FakeVllmConfig.DEFAULT_BLOCK_SIZE))
+        .maxNumSeqs(f.integer("max-num-seqs", FakeVllmConfig.DEFAULT_MAX_NUM_SEQS))
+        .build();
+    FakeVllmServer s = start(new InetSocketAddress(f.string("host", "127.0.0.1"),
+        f.integer("port", 8000)), config);
+    System.out.println("fake vLLM serving " + config.model() + " at " + s.baseUrl());
+    Runtime.getRuntime().addShutdownHook(new Thread(s::close));
+    new CountDownLatch(1).await();
+  }
+}

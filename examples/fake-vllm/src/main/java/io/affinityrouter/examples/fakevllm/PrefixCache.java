@@ -1,0 +1,81 @@
+package io.affinityrouter.examples.fakevllm;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * A simulated automatic prefix cache: an LRU of chained block hashes, bounded by the engine's KV
+ * blocks, as vLLM keeps freed blocks cached until it needs them.
+ *
+ * <p>A prompt is cut into blocks of {@code blockChars} characters (a trailing partial block is not
+ * cached, as in vLLM); block {@code i}'s hash covers block {@code i}'s text and block
+ * {@code i - 1}'s hash, so a hit means the whole prefix up to it matches. A lookup counts the
+ * leading blocks already cached, stopping at the first miss, then stores (and refreshes) all of the
+ * prompt's blocks. The hash is this fake engine's own (64-bit FNV-1a over the characters, chained);
+ * the router's hashes differ, as a real engine's do.
+ *
+ * <p>Thread-safe (every call is serialized).
+ */
+final class PrefixCache {
+  private static final long FNV_OFFSET = 0xcbf29ce484222325L;
+  private static final long FNV_PRIME = 0x100000001b3L;
+
+  private final int blockChars;
+  private final int capacityBlocks;
+  private final LinkedHashMap<Long, Boolean> blocks; // guarded by this
+
+  PrefixCache(int blockChars, int capacityBlocks) {
+    this.blockChars = blockChars;
+    this.capacityBlocks = capacityBlocks;
+    this.blocks = new LinkedHashMap<>(16, 0.75f, true) {
+      private static final long serialVersionUID = 1L;
+
+      @Override
+      protected boolean removeEldestEntry(Map.Entry<Long, Boolean> eldest) {
+        return size() > PrefixCache.this.capacityBlocks;
+      }
+    };
+  }
+
+  /** The chained hashes of the prompt's full blocks. */
+  long[] blockHashes(String prompt) {
+    long[] hashes = new long[prompt.length() / blockChars];
+    long parent = FNV_OFFSET;
+    for (int b = 0; b < hashes.length; b++) {
+      long h = parent;
+      for (int i = b * blockChars, end = i + blockChars; i < end; i++) {
+        char c = prompt.charAt(i);
+        h = (h ^ (c & 0xff)) * FNV_PRIME;
+        h = (h ^ (c >>> 8)) * FNV_PRIME;
+      }
+      hashes[b] = h;
+      parent = h;
+    }
+    return hashes;
+  }
+
+  /**
+   * Counts the leading blocks of {@code hashes} already cached, then caches them all as most
+   * recently used.
+   */
+  synchronized int lookupAndStore(long[] hashes) {
+    int hits = 0;
+    while (hits < hashes.length && blocks.containsKey(hashes[hits])) {
+      hits++;
+    }
+    for (long h : hashes) {
+      blocks.put(h, Boolean.TRUE);
+    }
+    return hits;
+  }
+
+  /** Blocks held now. */
+  synchronized int size() {
+    return blocks.size();
+  }
+
+  /** Drops every block (what vLLM's sleep level 2 or a reset does). */
+  synchronized void clear() {
+    blocks.clear();
+  }
+}

@@ -1,0 +1,333 @@
+package io.affinityrouter.examples.httpgateway;
+
+import io.affinityrouter.Replica;
+import io.affinityrouter.examples.cli.Flags;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * What a {@link Gateway} listens on, routes to and how: the backends ({@code id=url}), an optional
+ * Redis URI for bindings shared by several gateways (in-memory bindings without it), the session
+ * and tenant headers, and its timings.
+ *
+ * <p>From the command line ({@link #fromArgs}): {@code --listen 127.0.0.1:8080 --backend
+ * vllm-0=http://127.0.0.1:8001 --backend ... [--redis redis://127.0.0.1:6379]
+ * [--session-header x-session-id] [--tenant-header x-tenant-id] [--scrape-interval-ms 100]
+ * [--shutdown-grace-ms 10000] [--max-in-flight N] [--store-timeout-ms 50]
+ * [--response-timeout-ms 300000]}.
+ *
+ * <p>Immutable and thread-safe; built with {@link #builder()}, whose setters refuse bad values with
+ * an {@link IllegalArgumentException}.
+ */
+public final class GatewayConfig {
+  /** Default session header: {@value}. */
+  public static final String DEFAULT_SESSION_HEADER = "x-session-id";
+  /** Default tenant header: {@value}. */
+  public static final String DEFAULT_TENANT_HEADER = "x-tenant-id";
+  /** Default scrape interval of every backend's {@code /metrics}: 100 ms. */
+  public static final Duration DEFAULT_SCRAPE_INTERVAL = Duration.ofMillis(100);
+  /** Default bound on the wait for in-flight requests at shutdown: 10 s. */
+  public static final Duration DEFAULT_SHUTDOWN_GRACE = Duration.ofSeconds(10);
+  /** Default time a backend that failed a request stays unhealthy, at least: 2 s. */
+  public static final Duration DEFAULT_FAILURE_COOLDOWN = Duration.ofSeconds(2);
+  /** Default timeout of connecting to a backend: 1 s. */
+  public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(1);
+  /** Default wait for a backend's response headers: 5 min (a long non-streamed generation). */
+  public static final Duration DEFAULT_RESPONSE_TIMEOUT = Duration.ofMinutes(5);
+  /** Default wait for the binding store per decision: 50 ms (the router's default). */
+  public static final Duration DEFAULT_STORE_TIMEOUT = Duration.ofMillis(50);
+
+  private final InetSocketAddress listen;
+  private final Map<String, URI> backends;
+  private final String redisUri;
+  private final String sessionHeader;
+  private final String tenantHeader;
+  private final Duration scrapeInterval;
+  private final Duration shutdownGrace;
+  private final Duration failureCooldown;
+  private final Duration connectTimeout;
+  private final Duration storeTimeout;
+  private final int maxInFlightPerBackend;
+  private final Duration responseTimeout;
+
+  private GatewayConfig(Builder b) {
+    this.listen = b.listen;
+    this.backends = Collections.unmodifiableMap(new LinkedHashMap<>(b.backends));
+    this.redisUri = b.redisUri;
+    this.sessionHeader = b.sessionHeader;
+    this.tenantHeader = b.tenantHeader;
+    this.scrapeInterval = b.scrapeInterval;
+    this.shutdownGrace = b.shutdownGrace;
+    this.failureCooldown = b.failureCooldown;
+    this.connectTimeout = b.connectTimeout;
+    this.storeTimeout = b.storeTimeout;
+    this.maxInFlightPerBackend = b.maxInFlightPerBackend;
+    this.responseTimeout = b.responseTimeout;
+  }
+
+  /** A builder listening on {@code 127.0.0.1:8080}, with no backends and the defaults. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * Reads the command line.
+   *
+   * @throws IllegalArgumentException for an unknown flag or a bad value
+   */
+  public static GatewayConfig fromArgs(String[] args) {
+    Flags f = Flags.parse(args, Set.of("listen", "backend", "redis", "session-header",
+        "tenant-header", "scrape-interval-ms", "shutdown-grace-ms", "max-in-flight", "store-timeout-ms",
+        "response-timeout-ms"));
+    Builder b = builder();
+    if (f.has("listen")) {
+      b.listen(hostPort(f.string("listen", null)));
+    }
+    for (String backend : f.all("backend")) {
+      int eq = backend.indexOf('=');
+      if (eq <= 0) {
+        throw new IllegalArgumentException("--backend: " + backend + " (expected: id=url)");
+      }
+      b.backend(backend.substring(0, eq), URI.create(backend.substring(eq + 1)));
+    }
+    if (f.has("redis")) {
+      b.redisUri(f.string("redis", null));
+    }
+    b.sessionHeader(f.string("session-header", DEFAULT_SESSION_HEADER));
+    b.tenantHeader(f.string("tenant-header", DEFAULT_TENANT_HEADER));
+    b.scrapeInterval(Duration.ofMillis(f.integer("scrape-interval-ms",
+        (int) DEFAULT_SCRAPE_INTERVAL.toMillis())));
+    b.shutdownGrace(Duration.ofMillis(f.integer("shutdown-grace-ms",
+        (int) DEFAULT_SHUTDOWN_GRACE.toMillis())));
+    b.storeTimeout(Duration.ofMillis(f.integer("store-timeout-ms",
+        (int) DEFAULT_STORE_TIMEOUT.toMillis())));
+    if (f.has("response-timeout-ms")) {
+      b.responseTimeout(Duration.ofMillis(f.integer("response-timeout-ms", 0)));
+    }
+    if (f.has("max-in-flight")) {
+      b.maxInFlightPerBackend(f.integer("max-in-flight", 0));
+    }
+    return b.build();
+  }
+
+  /** The address the gateway listens on (port 0: an ephemeral port). */
+  public InetSocketAddress listen() {
+    return listen;
+  }
+
+  /** The backends by id, in the order given; each URI is the backend's base URL. */
+  public Map<String, URI> backends() {
+    return backends;
+  }
+
+  /** The Redis URI of the shared binding store, if any. */
+  public Optional<String> redisUri() {
+    return Optional.ofNullable(redisUri);
+  }
+
+  /** The request header carrying the session id. */
+  public String sessionHeader() {
+    return sessionHeader;
+  }
+
+  /** The request header carrying the tenant. */
+  public String tenantHeader() {
+    return tenantHeader;
+  }
+
+  /** How often every backend's {@code /metrics} is scraped. */
+  public Duration scrapeInterval() {
+    return scrapeInterval;
+  }
+
+  /** The longest wait for in-flight requests at shutdown. */
+  public Duration shutdownGrace() {
+    return shutdownGrace;
+  }
+
+  /** How long a backend that failed a request stays unhealthy, whatever its scrapes say. */
+  public Duration failureCooldown() {
+    return failureCooldown;
+  }
+
+  /** The timeout of connecting to a backend. */
+  public Duration connectTimeout() {
+    return connectTimeout;
+  }
+
+  /**
+   * How long a decision waits for the binding store before routing degraded; with Redis, also the
+   * store's command timeout.
+   */
+  public Duration storeTimeout() {
+    return storeTimeout;
+  }
+
+  /**
+   * The most requests in flight per backend (the router's limit: beyond it, a request is
+   * {@code 429}); {@code 0} means no limit.
+   */
+  public int maxInFlightPerBackend() {
+    return maxInFlightPerBackend;
+  }
+
+  /**
+   * How long the gateway waits for a backend's response headers (a streamed response sends them
+   * at once; a whole one when it is done) before answering {@code 504}.
+   */
+  public Duration responseTimeout() {
+    return responseTimeout;
+  }
+
+  private static InetSocketAddress hostPort(String s) {
+    int colon = s.lastIndexOf(':');
+    if (colon <= 0) {
+      throw new IllegalArgumentException("--listen: " + s + " (expected: host:port)");
+    }
+    try {
+      return new InetSocketAddress(s.substring(0, colon), Integer.parseInt(s.substring(colon + 1)));
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("--listen: " + s + " (expected: host:port)", e);
+    }
+  }
+
+  /** Builds a {@link GatewayConfig}. Not thread-safe. */
+  public static final class Builder {
+    private InetSocketAddress listen = new InetSocketAddress("127.0.0.1", 8080);
+    private final Map<String, URI> backends = new LinkedHashMap<>();
+    private String redisUri;
+    private String sessionHeader = DEFAULT_SESSION_HEADER;
+    private String tenantHeader = DEFAULT_TENANT_HEADER;
+    private Duration scrapeInterval = DEFAULT_SCRAPE_INTERVAL;
+    private Duration shutdownGrace = DEFAULT_SHUTDOWN_GRACE;
+    private Duration failureCooldown = DEFAULT_FAILURE_COOLDOWN;
+    private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
+    private Duration storeTimeout = DEFAULT_STORE_TIMEOUT;
+    private int maxInFlightPerBackend;
+    private Duration responseTimeout = DEFAULT_RESPONSE_TIMEOUT;
+
+    private Builder() {}
+
+    /** Sets the listen address. */
+    public Builder listen(InetSocketAddress listen) {
+      this.listen = Objects.requireNonNull(listen, "listen");
+      return this;
+    }
+
+    /**
+     * Adds a backend.
+     *
+     * @throws IllegalArgumentException if the id is taken, blank or too long, or the URL is not
+     *     {@code http://host:port}
+     */
+    public Builder backend(String id, URI baseUrl) {
+      Replica.builder(id); // validates the id the router will key it by
+      Objects.requireNonNull(baseUrl, "baseUrl");
+      if (!"http".equals(baseUrl.getScheme()) || baseUrl.getHost() == null) {
+        throw new IllegalArgumentException("backend " + id + ": " + baseUrl
+            + " (expected: http://host:port)");
+      }
+      if (backends.putIfAbsent(id, baseUrl) != null) {
+        throw new IllegalArgumentException("backend: " + id + " (expected: a unique id)");
+      }
+      return this;
+    }
+
+    /** Shares bindings through Redis at this URI ({@code redis://host:port}). */
+    public Builder redisUri(String redisUri) {
+      this.redisUri = notBlank(redisUri, "redisUri");
+      return this;
+    }
+
+    /** Sets the session header. */
+    public Builder sessionHeader(String header) {
+      this.sessionHeader = notBlank(header, "sessionHeader");
+      return this;
+    }
+
+    /** Sets the tenant header. */
+    public Builder tenantHeader(String header) {
+      this.tenantHeader = notBlank(header, "tenantHeader");
+      return this;
+    }
+
+    /** Sets the scrape interval; must be positive. */
+    public Builder scrapeInterval(Duration interval) {
+      this.scrapeInterval = positive(interval, "scrapeInterval");
+      return this;
+    }
+
+    /** Sets the shutdown grace; must be positive. */
+    public Builder shutdownGrace(Duration grace) {
+      this.shutdownGrace = positive(grace, "shutdownGrace");
+      return this;
+    }
+
+    /** Sets how long a failed backend stays unhealthy; must be positive. */
+    public Builder failureCooldown(Duration cooldown) {
+      this.failureCooldown = positive(cooldown, "failureCooldown");
+      return this;
+    }
+
+    /** Sets the backend connect timeout; must be positive. */
+    public Builder connectTimeout(Duration timeout) {
+      this.connectTimeout = positive(timeout, "connectTimeout");
+      return this;
+    }
+
+    /** Sets the binding store timeout per decision; must be positive. */
+    public Builder storeTimeout(Duration timeout) {
+      this.storeTimeout = positive(timeout, "storeTimeout");
+      return this;
+    }
+
+    /** Sets the wait for a backend's response headers; must be positive. */
+    public Builder responseTimeout(Duration timeout) {
+      this.responseTimeout = positive(timeout, "responseTimeout");
+      return this;
+    }
+
+    /** Sets the most requests in flight per backend; must be {@code > 0}. */
+    public Builder maxInFlightPerBackend(int limit) {
+      if (limit <= 0) {
+        throw new IllegalArgumentException("maxInFlightPerBackend: " + limit + " (expected: > 0)");
+      }
+      this.maxInFlightPerBackend = limit;
+      return this;
+    }
+
+    /**
+     * Returns the configuration.
+     *
+     * @throws IllegalArgumentException if no backend was added
+     */
+    public GatewayConfig build() {
+      if (backends.isEmpty()) {
+        throw new IllegalArgumentException("backends: none (expected: at least one id=url)");
+      }
+      return new GatewayConfig(this);
+    }
+
+    private static String notBlank(String s, String name) {
+      if (s == null || s.isBlank()) {
+        throw new IllegalArgumentException(name + ": " + (s == null ? "null" : "blank")
+            + " (expected: a non-blank string)");
+      }
+      return s;
+    }
+
+    private static Duration positive(Duration d, String name) {
+      if (d == null || d.isNegative() || d.isZero()) {
+        throw new IllegalArgumentException(name + ": " + d + " (expected: > 0)");
+      }
+      return d;
+    }
+  }
+}

@@ -1,0 +1,50 @@
+package io.affinityrouter.examples.httpgateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.net.URI;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+class GatewayConfigTest {
+
+  @Test
+  void readsTheCommandLine() {
+    GatewayConfig c = GatewayConfig.fromArgs(new String[] {"--listen", "127.0.0.1:9090",
+        "--backend", "a=http://127.0.0.1:8001", "--backend=b=http://127.0.0.1:8002",
+        "--redis", "redis://127.0.0.1:6379", "--session-header", "x-conv",
+        "--scrape-interval-ms", "50", "--max-in-flight", "64", "--response-timeout-ms", "1500",
+        "--store-timeout-ms", "80"});
+    assertThat(c.listen().getPort()).isEqualTo(9090);
+    assertThat(c.backends()).containsExactly(
+        java.util.Map.entry("a", URI.create("http://127.0.0.1:8001")),
+        java.util.Map.entry("b", URI.create("http://127.0.0.1:8002")));
+    assertThat(c.redisUri()).contains("redis://127.0.0.1:6379");
+    assertThat(c.sessionHeader()).isEqualTo("x-conv");
+    assertThat(c.tenantHeader()).isEqualTo(GatewayConfig.DEFAULT_TENANT_HEADER);
+    assertThat(c.scrapeInterval()).isEqualTo(Duration.ofMillis(50));
+    assertThat(c.maxInFlightPerBackend()).isEqualTo(64);
+    assertThat(c.responseTimeout()).isEqualTo(Duration.ofMillis(1500));
+    assertThat(c.storeTimeout()).isEqualTo(Duration.ofMillis(80));
+  }
+
+  @Test
+  void refusesBadInput() {
+    assertThatThrownBy(() -> GatewayConfig.fromArgs(new String[] {"--listen", "x:1"}))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("backends: none (expected: at least one id=url)");
+    assertThatThrownBy(() -> GatewayConfig.fromArgs(new String[] {"--backend", "nourl"}))
+        .hasMessage("--backend: nourl (expected: id=url)");
+    assertThatThrownBy(() -> GatewayConfig.fromArgs(new String[] {"--backend",
+        "a=ftp://h:1"})).hasMessage("backend a: ftp://h:1 (expected: http://host:port)");
+    assertThatThrownBy(() -> GatewayConfig.builder().backend("a", URI.create("http://h:1"))
+        .backend("a", URI.create("http://h:2"))).hasMessage("backend: a (expected: a unique id)");
+    assertThatThrownBy(() -> GatewayConfig.fromArgs(new String[] {"--listen", "nohost",
+        "--backend", "a=http://h:1"})).hasMessage("--listen: nohost (expected: host:port)");
+    assertThatThrownBy(() -> GatewayConfig.builder().scrapeInterval(Duration.ZERO))
+        .hasMessage("scrapeInterval: PT0S (expected: > 0)");
+    assertThatThrownBy(() -> GatewayConfig.builder().maxInFlightPerBackend(0))
+        .hasMessage("maxInFlightPerBackend: 0 (expected: > 0)");
+  }
+}
