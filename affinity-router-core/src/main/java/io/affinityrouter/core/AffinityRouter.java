@@ -82,8 +82,12 @@ public final class AffinityRouter {
     public static final Duration DEFAULT_AT_LIMIT_RETRY_AFTER = Duration.ofSeconds(1);
     /** Default Retry-After when no replica serves the model now (asleep, loading, none): 5 s. */
     public static final Duration DEFAULT_UNAVAILABLE_RETRY_AFTER = Duration.ofSeconds(5);
-    /** Default bound on sessions remembered for reconciliation after degraded decisions: {@value}. */
-    public static final long DEFAULT_RECONCILE_SESSIONS = 100_000;
+    /**
+     * Default bound on sessions a router remembers locally: {@value} (their last binding the store
+     * confirmed, used while the store is down, and where degraded decisions sent them, reconciled
+     * when it returns).
+     */
+    public static final long DEFAULT_REMEMBERED_SESSIONS = 100_000;
 
     BindingStore store;
     String storeProvider;
@@ -114,7 +118,7 @@ public final class AffinityRouter {
     Duration repinSlack = DEFAULT_REPIN_SLACK;
     Duration atLimitRetryAfter = DEFAULT_AT_LIMIT_RETRY_AFTER;
     Duration unavailableRetryAfter = DEFAULT_UNAVAILABLE_RETRY_AFTER;
-    long reconcileSessions = DEFAULT_RECONCILE_SESSIONS;
+    long rememberedSessions = DEFAULT_REMEMBERED_SESSIONS;
     final List<ReplicaScorer> scorers = new ArrayList<>();
     final List<ReplicaFilter> filters = new ArrayList<>();
     final List<RoutingListener> listeners = new ArrayList<>();
@@ -307,6 +311,19 @@ public final class AffinityRouter {
     public Builder retryAfter(Duration atLimit, Duration unavailable) {
       this.atLimitRetryAfter = Checks.positive(atLimit, "atLimitRetryAfter");
       this.unavailableRetryAfter = Checks.positive(unavailable, "unavailableRetryAfter");
+      return this;
+    }
+
+    /**
+     * Sets how many sessions this router remembers locally (default
+     * {@value #DEFAULT_REMEMBERED_SESSIONS}): while the binding store is down, a remembered session
+     * keeps the replica the store last confirmed; others fall back to rendezvous hashing.
+     */
+    public Builder rememberedSessions(long sessions) {
+      if (sessions <= 0) {
+        throw new IllegalArgumentException("rememberedSessions: " + sessions + " (expected: > 0)");
+      }
+      this.rememberedSessions = sessions;
       return this;
     }
 

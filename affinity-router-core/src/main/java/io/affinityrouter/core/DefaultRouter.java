@@ -71,6 +71,7 @@ final class DefaultRouter implements Router {
   private final ReplicaFilter[] filters;
   final RoutingListener[] listeners;
   final Cache<BindingKey, String> degradedSessions;
+  final Cache<BindingKey, String> lastKnown;
   private final Cache<String, Boolean> recentWakes;
   private final ThreadLocal<Selection.Scratch> scratch;
   private final Pinning pinning;
@@ -103,7 +104,10 @@ final class DefaultRouter implements Router {
     this.scorers = b.scorers.toArray(new ReplicaScorer[0]);
     this.filters = b.filters.toArray(new ReplicaFilter[0]);
     this.listeners = b.listeners.toArray(new RoutingListener[0]);
-    this.degradedSessions = Caffeine.newBuilder().maximumSize(b.reconcileSessions)
+    this.lastKnown = Caffeine.newBuilder().maximumSize(b.rememberedSessions)
+        .expireAfterAccess(bindingTtl).ticker(() -> clock.millis() * 1_000_000L)
+        .executor(Runnable::run).build();
+    this.degradedSessions = Caffeine.newBuilder().maximumSize(b.rememberedSessions)
         .expireAfterWrite(bindingTtl).ticker(() -> clock.millis() * 1_000_000L)
         .executor(Runnable::run).build();
     this.recentWakes = Caffeine.newBuilder().maximumSize(10_000)

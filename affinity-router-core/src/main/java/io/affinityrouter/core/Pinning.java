@@ -27,10 +27,12 @@ import java.util.function.Supplier;
  *       generation. If another gateway moved the session first, this router adopts the newer binding
  *       (or, if that replica is no good either, repins again from the newer generation, at most three
  *       times). A stale gateway therefore never overwrites a newer binding.
- *   <li><b>Degraded</b> — when the store fails, times out, or its circuit breaker is open: rendezvous
- *       hashing of the session over the healthy replicas, which every gateway computes alike; the
- *       session is remembered, and once the store answers again it is repinned there
- *       ({@link RepinCause#RECONCILED}).
+ *   <li><b>Degraded</b> — when the store fails, times out, or its circuit breaker is open: the
+ *       session keeps the replica the store last confirmed to this router, if it is still usable
+ *       (every gateway that saw the session knows the same binding); otherwise rendezvous hashing of
+ *       the session over the healthy replicas, which every gateway computes alike. Where it went is
+ *       remembered, and once the store answers again the binding is repinned there
+ *       ({@link RepinCause#RECONCILED}) if it differs.
  * </ol>
  *
  * Every store call is bounded by the router's store timeout; the answer may arrive on the store's
@@ -89,6 +91,7 @@ final class Pinning {
     if (b.replicaId().equals(sel.states[c].id())) {
       RoutingReason reason = attempt > 0 ? RoutingReason.SESSION_ADOPTED
           : b.written() ? RoutingReason.SESSION_CLAIMED : RoutingReason.SESSION_AFFINITY;
+      remember(sel.key, b.replicaId());
       return r.routed(sel, c, reason, b.generation(), false, null, null, !b.written());
     }
     int bound = sel.indexOf(b.replicaId());
@@ -97,6 +100,7 @@ final class Pinning {
       sel.states[c].cancelAcquire(sel.requestTokens);
       RoutingReason reason = attempt > 0 ? RoutingReason.SESSION_ADOPTED
           : RoutingReason.SESSION_AFFINITY;
+      remember(sel.key, b.replicaId());
       return r.routed(sel, bound, reason, b.generation(), false, null, null, true);
     }
     return repin(sel, b, cause, attempt);
@@ -146,6 +150,7 @@ final class Pinning {
       }
       r.guard.onSuccess(false);
       if (nb.written()) {
+        remember(s.key, target);
         notifyRepin(s.key, old.replicaId(), target, cause);
         return r.routed(s, c, RoutingReason.SESSION_REPINNED, nb.generation(), false, cause,
             old.replicaId(), false);
@@ -154,14 +159,31 @@ final class Pinning {
     });
   }
 
-  /** Rendezvous fallback over the healthy replicas; remembers the session for reconciliation. */
+  /** Remembers the binding the store confirmed (no write when it is unchanged). */
+  private void remember(BindingKey key, String replicaId) {
+    if (!replicaId.equals(r.lastKnown.getIfPresent(key))) {
+      r.lastKnown.put(key, replicaId);
+    }
+  }
+
+  /**
+   * The session's last confirmed replica if still usable, else rendezvous over the healthy replicas;
+   * remembers where the session went for reconciliation.
+   */
   private RoutingDecision degraded(Selection sel) {
     BindingKey key = sel.key;
+    int c = sel.candidate;
+    int chosen = -1;
+    String known = r.lastKnown.getIfPresent(key);
+    if (known != null) {
+      int k = sel.indexOf(known);
+      if (k >= 0 && sel.usable(k) && (k == c || r.admit(sel, k))) {
+        chosen = k;
+      }
+    }
     long keyHash = Rendezvous.keyHash(key.sessionId()) ^ r.hasher.chainSeed(key.model(),
         key.tenant());
-    int c = sel.candidate;
-    boolean[] tried = new boolean[sel.size];
-    int chosen = -1;
+    boolean[] tried = chosen >= 0 ? null : new boolean[sel.size];
     while (chosen < 0) {
       int best = -1;
       long top = 0;
