@@ -43,6 +43,7 @@ final class Pinning {
   private static final int MAX_REPIN_ATTEMPTS = 3;
 
   private final DefaultRouter r;
+  private final Step afterClaim = this::afterClaim; // built once: the common path allocates no step
 
   Pinning(DefaultRouter router) {
     this.r = router;
@@ -66,9 +67,13 @@ final class Pinning {
       });
       return d;
     }
-    String candidate = sel.states[sel.candidate].id();
-    CompletableFuture<Binding> f = call(() -> r.store.getOrClaim(sel.key, candidate, r.bindingTtl));
-    return continueWith(sel, f, this::afterClaim);
+    CompletableFuture<Binding> f;
+    try {
+      f = bounded(r.store.getOrClaim(sel.key, sel.states[sel.candidate].id(), r.bindingTtl));
+    } catch (RuntimeException e) {
+      f = CompletableFuture.failedFuture(e);
+    }
+    return continueWith(sel, f, afterClaim);
   }
 
   private Object afterClaim(Selection sel, Binding b, Throwable ex) {
@@ -213,16 +218,17 @@ final class Pinning {
 
   /** Calls the store, turning a thrown exception into a failed future, bounded by the timeout. */
   private CompletableFuture<Binding> call(Supplier<CompletionStage<Binding>> op) {
-    CompletableFuture<Binding> f;
     try {
-      f = op.get().toCompletableFuture();
+      return bounded(op.get());
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
-    if (!f.isDone()) {
-      f = f.copy().orTimeout(r.storeTimeoutNanos, TimeUnit.NANOSECONDS);
-    }
-    return f;
+  }
+
+  /** The store's answer, failing with a timeout if it is not there within the store timeout. */
+  private CompletableFuture<Binding> bounded(CompletionStage<Binding> stage) {
+    CompletableFuture<Binding> f = stage.toCompletableFuture();
+    return f.isDone() ? f : f.copy().orTimeout(r.storeTimeoutNanos, TimeUnit.NANOSECONDS);
   }
 
   private interface Step {
