@@ -1,0 +1,351 @@
+package io.affinityrouter.core;
+
+import io.affinityrouter.Router;
+import io.affinityrouter.core.binding.BindingStores;
+import io.affinityrouter.core.binding.InMemoryBindingStore;
+import io.affinityrouter.core.prefix.BlockHasher;
+import io.affinityrouter.core.scoring.CostModel;
+import io.affinityrouter.spi.BindingStore;
+import io.affinityrouter.spi.ReplicaFilter;
+import io.affinityrouter.spi.ReplicaScorer;
+import io.affinityrouter.spi.RoutingListener;
+import java.time.Duration;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.ServiceLoader;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.random.RandomGenerator;
+
+/**
+ * Builds {@link Router}s: the entry point of affinity-router's engine.
+ *
+ * <pre>{@code
+ * Router router = AffinityRouter.builder()
+ *     .bindingStore(store)        // default: an in-memory store (Caffeine)
+ *     .topK(3)
+ *     .build();
+ * }</pre>
+ *
+ * <p>Every option has a documented default, chosen for a fleet of vLLM engines serving a 7B-class model
+ * on H100-class GPUs; every setter validates its argument and throws
+ * {@link IllegalArgumentException} with a message such as {@code "topK: 0 (expected: > 0)"}.
+ */
+public final class AffinityRouter {
+  private AffinityRouter() {}
+
+  /** Returns a builder with every option at its default. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Builds a {@link Router}. Not thread-safe; {@link #build()} may be called more than once. */
+  public static final class Builder {
+    /** Default binding time to live (sliding): 1 hour. */
+    public static final Duration DEFAULT_BINDING_TTL = Duration.ofHours(1);
+    /** Default wait for the binding store before routing degraded: 50 ms. */
+    public static final Duration DEFAULT_STORE_TIMEOUT = Duration.ofMillis(50);
+    /** Default first back-off of the store circuit breaker: 500 ms (doubling to 10 s). */
+    public static final Duration DEFAULT_STORE_BACKOFF = Duration.ofMillis(500);
+    /** Default longest back-off of the store circuit breaker: 10 s. */
+    public static final Duration DEFAULT_STORE_MAX_BACKOFF = Duration.ofSeconds(10);
+    /** Default number of cheapest replicas the picker draws from: {@value}. */
+    public static final int DEFAULT_TOP_K = 3;
+    /** Default cost window of the picker, in seconds of estimated TTFT: {@value}. */
+    public static final double DEFAULT_EPSILON_SECONDS = 0.02;
+    /** Default ramp for freshly ready replicas: 60 s, from weight {@value #DEFAULT_MIN_RAMP_WEIGHT}. */
+    public static final Duration DEFAULT_RAMP_UP = Duration.ofSeconds(60);
+    /** Default weight of a replica that just became ready: {@value}. */
+    public static final double DEFAULT_MIN_RAMP_WEIGHT = 0.1;
+    /** Default prefix index bound, in blocks: {@value} (about 21 MiB of heap). */
+    public static final long DEFAULT_PREFIX_INDEX_ENTRIES = 1 << 20;
+    /** Default leading blocks whose hash places a cold prompt: {@value} (128 tokens). */
+    public static final int DEFAULT_PLACEMENT_BLOCKS = 8;
+    /**
+     * Default share of a returning session's prompt taken as cached on its bound replica when this
+     * router's index knows less (another gateway served the earlier turns): {@value}.
+     */
+    public static final double DEFAULT_AFFINITY_CACHED_FRACTION = 0.8;
+    /**
+     * Default overload threshold: a session leaves its bound replica when that replica's estimated
+     * TTFT (with the session's cache) exceeds {@value} × the best alternative's (which must recompute
+     * the prefix) plus {@link #DEFAULT_REPIN_SLACK}.
+     */
+    public static final double DEFAULT_REPIN_COST_RATIO = 1.5;
+    /** Default absolute slack of the overload threshold: 200 ms. */
+    public static final Duration DEFAULT_REPIN_SLACK = Duration.ofMillis(200);
+    /** Default Retry-After when every replica is at its limit: 1 s. */
+    public static final Duration DEFAULT_AT_LIMIT_RETRY_AFTER = Duration.ofSeconds(1);
+    /** Default Retry-After when no replica serves the model now (asleep, loading, none): 5 s. */
+    public static final Duration DEFAULT_UNAVAILABLE_RETRY_AFTER = Duration.ofSeconds(5);
+    /** Default bound on sessions remembered for reconciliation after degraded decisions: {@value}. */
+    public static final long DEFAULT_RECONCILE_SESSIONS = 100_000;
+
+    BindingStore store;
+    String storeProvider;
+    Map<String, String> storeProperties = Map.of();
+    Duration bindingTtl = DEFAULT_BINDING_TTL;
+    Duration storeTimeout = DEFAULT_STORE_TIMEOUT;
+    Duration storeBackoff = DEFAULT_STORE_BACKOFF;
+    Duration storeMaxBackoff = DEFAULT_STORE_MAX_BACKOFF;
+    InstantSource clock = InstantSource.system();
+    RandomGenerator random;
+    int tokenBlockSize = BlockHasher.DEFAULT_TOKEN_BLOCK_SIZE;
+    int textBlockChars = BlockHasher.DEFAULT_TEXT_BLOCK_CHARS;
+    int maxPromptBlocks = BlockHasher.DEFAULT_MAX_PROMPT_BLOCKS;
+    long hashSeed;
+    long prefixIndexEntries = DEFAULT_PREFIX_INDEX_ENTRIES;
+    int placementBlocks = DEFAULT_PLACEMENT_BLOCKS;
+    double prefillTokensPerSecond = CostModel.DEFAULT_PREFILL_TOKENS_PER_SECOND;
+    double batchSlowdownSequences = CostModel.DEFAULT_BATCH_SLOWDOWN_SEQUENCES;
+    int topK = DEFAULT_TOP_K;
+    double epsilonSeconds = DEFAULT_EPSILON_SECONDS;
+    Duration rampUp = DEFAULT_RAMP_UP;
+    double minRampWeight = DEFAULT_MIN_RAMP_WEIGHT;
+    int maxInFlightRequests = Integer.MAX_VALUE;
+    long maxInFlightTokens = Long.MAX_VALUE;
+    double affinityCachedFraction = DEFAULT_AFFINITY_CACHED_FRACTION;
+    double repinCostRatio = DEFAULT_REPIN_COST_RATIO;
+    Duration repinSlack = DEFAULT_REPIN_SLACK;
+    Duration atLimitRetryAfter = DEFAULT_AT_LIMIT_RETRY_AFTER;
+    Duration unavailableRetryAfter = DEFAULT_UNAVAILABLE_RETRY_AFTER;
+    long reconcileSessions = DEFAULT_RECONCILE_SESSIONS;
+    final List<ReplicaScorer> scorers = new ArrayList<>();
+    final List<ReplicaFilter> filters = new ArrayList<>();
+    final List<RoutingListener> listeners = new ArrayList<>();
+
+    private Builder() {}
+
+    /**
+     * Sets the binding store, shared by every gateway that routes the same fleet. The caller owns it
+     * (the router does not close it). Default: a new {@link InMemoryBindingStore} on the router's clock.
+     */
+    public Builder bindingStore(BindingStore store) {
+      this.store = Objects.requireNonNull(store, "store");
+      this.storeProvider = null;
+      return this;
+    }
+
+    /**
+     * Sets the binding store by provider name ({@code "memory"}, {@code "redis"}, ...), found with
+     * {@link ServiceLoader}; the router owns the store and closes it.
+     *
+     * @throws IllegalArgumentException at {@link #build()} if no available provider has the name
+     */
+    public Builder bindingStore(String providerName, Map<String, String> properties) {
+      this.storeProvider = Checks.notBlank(providerName, "providerName");
+      this.storeProperties = Map.copyOf(properties);
+      this.store = null;
+      return this;
+    }
+
+    /** Sets the sliding time to live of session bindings (default 1 h). */
+    public Builder bindingTtl(Duration ttl) {
+      this.bindingTtl = Checks.positive(ttl, "bindingTtl");
+      return this;
+    }
+
+    /** Sets how long a decision waits for the binding store before routing degraded (default 50 ms). */
+    public Builder storeTimeout(Duration timeout) {
+      this.storeTimeout = Checks.positive(timeout, "storeTimeout");
+      return this;
+    }
+
+    /** Sets the store circuit breaker's first and longest back-off (default 500 ms and 10 s). */
+    public Builder storeBackoff(Duration initial, Duration max) {
+      this.storeBackoff = Checks.positive(initial, "storeBackoff");
+      this.storeMaxBackoff = Checks.positive(max, "storeMaxBackoff");
+      if (max.compareTo(initial) < 0) {
+        throw new IllegalArgumentException(
+            "storeMaxBackoff: " + max + " (expected: >= storeBackoff " + initial + ")");
+      }
+      return this;
+    }
+
+    /** Sets the clock (default the system clock); the simulator passes simulated time. */
+    public Builder clock(InstantSource clock) {
+      this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
+    /**
+     * Sets the random source of the picker. It must be thread-safe if the router is used from several
+     * threads. Default: {@link ThreadLocalRandom}.
+     */
+    public Builder random(RandomGenerator random) {
+      this.random = Objects.requireNonNull(random, "random");
+      return this;
+    }
+
+    /** Sets tokens per block of token prompts (default {@value BlockHasher#DEFAULT_TOKEN_BLOCK_SIZE}). */
+    public Builder tokenBlockSize(int tokens) {
+      this.tokenBlockSize = Checks.positive(tokens, "tokenBlockSize");
+      return this;
+    }
+
+    /** Sets characters per block of text prompts (default {@value BlockHasher#DEFAULT_TEXT_BLOCK_CHARS}). */
+    public Builder textBlockChars(int chars) {
+      this.textBlockChars = Checks.positive(chars, "textBlockChars");
+      return this;
+    }
+
+    /** Sets the most blocks hashed per prompt (default {@value BlockHasher#DEFAULT_MAX_PROMPT_BLOCKS}). */
+    public Builder maxPromptBlocks(int blocks) {
+      this.maxPromptBlocks = Checks.positive(blocks, "maxPromptBlocks");
+      return this;
+    }
+
+    /** Sets the seed of the chained block hashes (default 0); routers sharing a fleet use one seed. */
+    public Builder hashSeed(long seed) {
+      this.hashSeed = seed;
+      return this;
+    }
+
+    /** Sets the prefix index bound in blocks (default {@value #DEFAULT_PREFIX_INDEX_ENTRIES}). */
+    public Builder prefixIndexEntries(long entries) {
+      if (entries < io.affinityrouter.core.prefix.PrefixIndex.MIN_ENTRIES) {
+        throw new IllegalArgumentException("prefixIndexEntries: " + entries + " (expected: >= "
+            + io.affinityrouter.core.prefix.PrefixIndex.MIN_ENTRIES + ")");
+      }
+      this.prefixIndexEntries = entries;
+      return this;
+    }
+
+    /** Sets the leading blocks whose hash places a cold prompt (default {@value #DEFAULT_PLACEMENT_BLOCKS}). */
+    public Builder placementBlocks(int blocks) {
+      this.placementBlocks = Checks.positive(blocks, "placementBlocks");
+      return this;
+    }
+
+    /** Sets the prefill throughput of one replica (default {@value CostModel#DEFAULT_PREFILL_TOKENS_PER_SECOND}). */
+    public Builder prefillTokensPerSecond(double tokensPerSecond) {
+      this.prefillTokensPerSecond = Checks.positiveFinite(tokensPerSecond, "prefillTokensPerSecond");
+      return this;
+    }
+
+    /** Sets the running sequences that double prefill time (default {@value CostModel#DEFAULT_BATCH_SLOWDOWN_SEQUENCES}). */
+    public Builder batchSlowdownSequences(double sequences) {
+      this.batchSlowdownSequences = Checks.positiveFinite(sequences, "batchSlowdownSequences");
+      return this;
+    }
+
+    /** Sets how many of the cheapest replicas the picker draws from (default {@value #DEFAULT_TOP_K}). */
+    public Builder topK(int k) {
+      this.topK = Checks.positive(k, "topK");
+      return this;
+    }
+
+    /** Sets the picker's cost window in seconds (default {@value #DEFAULT_EPSILON_SECONDS}). */
+    public Builder epsilonSeconds(double seconds) {
+      this.epsilonSeconds = Checks.nonNegativeFinite(seconds, "epsilonSeconds");
+      return this;
+    }
+
+    /** Sets the ramp of freshly ready replicas (default 60 s; zero disables it). */
+    public Builder rampUp(Duration rampUp, double minWeight) {
+      Objects.requireNonNull(rampUp, "rampUp");
+      if (rampUp.isNegative()) {
+        throw new IllegalArgumentException("rampUp: " + rampUp + " (expected: >= 0)");
+      }
+      if (!(minWeight > 0 && minWeight <= 1)) {
+        throw new IllegalArgumentException("minRampWeight: " + minWeight + " (expected: > 0 and <= 1)");
+      }
+      this.rampUp = rampUp;
+      this.minRampWeight = minWeight;
+      return this;
+    }
+
+    /** Sets the default in-flight request limit per replica (default unlimited). */
+    public Builder maxInFlightRequests(int limit) {
+      this.maxInFlightRequests = Checks.positive(limit, "maxInFlightRequests");
+      return this;
+    }
+
+    /** Sets the default in-flight token limit (prompt + expected output) per replica (default unlimited). */
+    public Builder maxInFlightTokens(long limit) {
+      if (limit <= 0) {
+        throw new IllegalArgumentException("maxInFlightTokens: " + limit + " (expected: > 0)");
+      }
+      this.maxInFlightTokens = limit;
+      return this;
+    }
+
+    /** Sets the cache share assumed on a session's bound replica (default {@value #DEFAULT_AFFINITY_CACHED_FRACTION}). */
+    public Builder affinityCachedFraction(double fraction) {
+      if (!(fraction >= 0 && fraction <= 1)) {
+        throw new IllegalArgumentException("affinityCachedFraction: " + fraction + " (expected: 0..1)");
+      }
+      this.affinityCachedFraction = fraction;
+      return this;
+    }
+
+    /** Sets the overload threshold (default ratio {@value #DEFAULT_REPIN_COST_RATIO} and 200 ms). */
+    public Builder repinThreshold(double costRatio, Duration slack) {
+      if (!(costRatio >= 1) || Double.isInfinite(costRatio)) {
+        throw new IllegalArgumentException("repinCostRatio: " + costRatio + " (expected: >= 1)");
+      }
+      Objects.requireNonNull(slack, "slack");
+      if (slack.isNegative()) {
+        throw new IllegalArgumentException("repinSlack: " + slack + " (expected: >= 0)");
+      }
+      this.repinCostRatio = costRatio;
+      this.repinSlack = slack;
+      return this;
+    }
+
+    /** Sets the Retry-After hints (defaults 1 s at limit, 5 s unavailable). */
+    public Builder retryAfter(Duration atLimit, Duration unavailable) {
+      this.atLimitRetryAfter = Checks.positive(atLimit, "atLimitRetryAfter");
+      this.unavailableRetryAfter = Checks.positive(unavailable, "unavailableRetryAfter");
+      return this;
+    }
+
+    /** Adds a scorer plugin. */
+    public Builder addScorer(ReplicaScorer scorer) {
+      ReplicaScorer s = Objects.requireNonNull(scorer, "scorer");
+      Checks.nonNegativeFinite(s.weightSeconds(), "weightSeconds of " + s.name());
+      scorers.add(s);
+      return this;
+    }
+
+    /** Adds a filter plugin. */
+    public Builder addFilter(ReplicaFilter filter) {
+      filters.add(Objects.requireNonNull(filter, "filter"));
+      return this;
+    }
+
+    /** Adds a listener. */
+    public Builder addListener(RoutingListener listener) {
+      listeners.add(Objects.requireNonNull(listener, "listener"));
+      return this;
+    }
+
+    /**
+     * Adds every {@link ReplicaScorer}, {@link ReplicaFilter} and {@link RoutingListener} listed in
+     * {@code META-INF/services} on the class path ({@link ServiceLoader}).
+     */
+    public Builder discoverPlugins() {
+      ClassLoader cl = AffinityRouter.class.getClassLoader();
+      ServiceLoader.load(ReplicaScorer.class, cl).forEach(this::addScorer);
+      ServiceLoader.load(ReplicaFilter.class, cl).forEach(this::addFilter);
+      ServiceLoader.load(RoutingListener.class, cl).forEach(this::addListener);
+      return this;
+    }
+
+    /** Returns a new router. */
+    public Router build() {
+      boolean owns = false;
+      BindingStore s = store;
+      if (s == null && storeProvider != null) {
+        s = BindingStores.create(storeProvider, storeProperties);
+        owns = true;
+      } else if (s == null) {
+        s = InMemoryBindingStore.builder().clock(clock).build();
+        owns = true;
+      }
+      return new DefaultRouter(this, s, owns);
+    }
+  }
+}

@@ -1,0 +1,497 @@
+package io.affinityrouter.core;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import io.affinityrouter.ModelState;
+import io.affinityrouter.PrefixCacheEvents;
+import io.affinityrouter.Replica;
+import io.affinityrouter.ReplicaHealth;
+import io.affinityrouter.ReplicaLoad;
+import io.affinityrouter.Router;
+import io.affinityrouter.RoutingDecision;
+import io.affinityrouter.RoutingReason;
+import io.affinityrouter.RoutingRequest;
+import io.affinityrouter.core.binding.StoreGuard;
+import io.affinityrouter.core.load.LoadTracker;
+import io.affinityrouter.core.load.ReplicaState;
+import io.affinityrouter.core.pick.Rendezvous;
+import io.affinityrouter.core.pick.TopKPicker;
+import io.affinityrouter.core.prefix.BlockHasher;
+import io.affinityrouter.core.prefix.IndexedCacheEvents;
+import io.affinityrouter.core.prefix.PrefixIndex;
+import io.affinityrouter.core.scoring.CostModel;
+import io.affinityrouter.spi.BindingKey;
+import io.affinityrouter.spi.BindingStore;
+import io.affinityrouter.spi.ReplicaFilter;
+import io.affinityrouter.spi.ReplicaScorer;
+import io.affinityrouter.spi.RoutingListener;
+import java.time.Duration;
+import java.time.InstantSource;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.random.RandomGenerator;
+
+/**
+ * The router: scores replicas, picks a candidate, then runs the pinning protocol
+ * ({@link Pinning}) for requests with a session. See {@link AffinityRouter} for the options.
+ *
+ * <p>Lock-free on the common path: per-replica counters are atomics, the prefix index locks one
+ * segment per write, per-decision arrays are per-thread scratch.
+ */
+final class DefaultRouter implements Router {
+  final BindingStore store;
+  private final boolean ownsStore;
+  final Duration bindingTtl;
+  final long storeTimeoutNanos;
+  final StoreGuard guard;
+  final InstantSource clock;
+  private final RandomGenerator random;
+  final BlockHasher hasher;
+  final PrefixIndex index;
+  private final IndexedCacheEvents events;
+  final LoadTracker tracker;
+  final CostModel costModel;
+  private final TopKPicker picker;
+  private final int placementBlocks;
+  private final int defaultMaxRequests;
+  private final long defaultMaxTokens;
+  final double affinityCachedFraction;
+  final double repinCostRatio;
+  final double repinSlackSeconds;
+  private final Duration atLimitRetryAfter;
+  private final Duration unavailableRetryAfter;
+  private final ReplicaScorer[] scorers;
+  private final ReplicaFilter[] filters;
+  final RoutingListener[] listeners;
+  final Cache<BindingKey, String> degradedSessions;
+  private final Cache<String, Boolean> recentWakes;
+  private final ThreadLocal<Selection.Scratch> scratch;
+  private final Pinning pinning;
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  DefaultRouter(AffinityRouter.Builder b, BindingStore store, boolean ownsStore) {
+    this.store = store;
+    this.ownsStore = ownsStore;
+    this.bindingTtl = b.bindingTtl;
+    this.storeTimeoutNanos = b.storeTimeout.toNanos();
+    this.clock = b.clock;
+    this.guard = new StoreGuard(clock, b.storeBackoff.toMillis(), b.storeMaxBackoff.toMillis());
+    this.random = b.random;
+    this.hasher = new BlockHasher(b.tokenBlockSize, b.textBlockChars, b.maxPromptBlocks, b.hashSeed);
+    this.index = new PrefixIndex(b.prefixIndexEntries);
+    this.tracker = new LoadTracker(PrefixIndex.MAX_ORDINALS - 1, clock);
+    this.events = new IndexedCacheEvents(index, hasher, id -> tracker.state(id).ordinal(),
+        b.prefixIndexEntries);
+    this.costModel = new CostModel(b.prefillTokensPerSecond, b.batchSlowdownSequences);
+    this.picker = new TopKPicker(b.topK, b.epsilonSeconds, b.rampUp.toMillis(), b.minRampWeight);
+    this.placementBlocks = b.placementBlocks;
+    this.defaultMaxRequests = b.maxInFlightRequests;
+    this.defaultMaxTokens = b.maxInFlightTokens;
+    this.affinityCachedFraction = b.affinityCachedFraction;
+    this.repinCostRatio = b.repinCostRatio;
+    this.repinSlackSeconds = b.repinSlack.toNanos() / 1e9;
+    this.atLimitRetryAfter = b.atLimitRetryAfter;
+    this.unavailableRetryAfter = b.unavailableRetryAfter;
+    this.scorers = b.scorers.toArray(new ReplicaScorer[0]);
+    this.filters = b.filters.toArray(new ReplicaFilter[0]);
+    this.listeners = b.listeners.toArray(new RoutingListener[0]);
+    this.degradedSessions = Caffeine.newBuilder().maximumSize(b.reconcileSessions)
+        .expireAfterWrite(bindingTtl).ticker(() -> clock.millis() * 1_000_000L)
+        .executor(Runnable::run).build();
+    this.recentWakes = Caffeine.newBuilder().maximumSize(10_000)
+        .expireAfterWrite(unavailableRetryAfter).ticker(() -> clock.millis() * 1_000_000L)
+        .executor(Runnable::run).build();
+    int maxBlocks = b.maxPromptBlocks;
+    int topK = b.topK;
+    this.scratch = ThreadLocal.withInitial(
+        () -> new Selection.Scratch(maxBlocks, PrefixIndex.MAX_ORDINALS, topK));
+    this.pinning = new Pinning(this);
+  }
+
+  @Override
+  public RoutingDecision select(RoutingRequest request, List<Replica> replicas) {
+    Object outcome = begin(request, replicas);
+    if (outcome instanceof RoutingDecision) {
+      return (RoutingDecision) outcome;
+    }
+    @SuppressWarnings("unchecked")
+    CompletionStage<RoutingDecision> stage = (CompletionStage<RoutingDecision>) outcome;
+    return stage.toCompletableFuture().join();
+  }
+
+  @Override
+  public CompletionStage<RoutingDecision> selectAsync(RoutingRequest request,
+      List<Replica> replicas) {
+    Object outcome = begin(request, replicas);
+    if (outcome instanceof RoutingDecision) {
+      return CompletableFuture.completedFuture((RoutingDecision) outcome);
+    }
+    @SuppressWarnings("unchecked")
+    CompletionStage<RoutingDecision> stage = (CompletionStage<RoutingDecision>) outcome;
+    return stage;
+  }
+
+  /** Returns a finished {@link RoutingDecision}, or a stage when the binding store is involved. */
+  private Object begin(RoutingRequest request, List<Replica> replicas) {
+    Objects.requireNonNull(request, "request");
+    Objects.requireNonNull(replicas, "replicas");
+    long start = listeners.length == 0 ? 0 : System.nanoTime();
+    Selection.Scratch s = scratch.get();
+    int n = replicas.size();
+    s.ensure(n);
+    String model = request.model().orElse(null);
+    int expected = request.expectedOutputTokens() > 0
+        ? request.expectedOutputTokens()
+        : (int) Math.round(tracker.outputTokensPerRequest());
+    Selection sel = new Selection(request, replicas, start, model, expected,
+        hasher.tokensPerBlock(request), s);
+    classify(sel, s);
+    if (request.promptKind() == io.affinityrouter.PromptKind.BLOCK_HASHES) {
+      sel.hashes = request.promptBlockHashes();
+      sel.blocks = Math.min(sel.hashes.length, hasher.maxPromptBlocks());
+    } else {
+      sel.blocks = hasher.hash(request, s.hashes);
+    }
+    boolean anyUsable = false;
+    for (int i = 0; i < n && !anyUsable; i++) {
+      anyUsable = sel.usable(i) || sel.status[i] == Selection.AT_LIMIT;
+    }
+    if (!anyUsable) {
+      return notRouted(sel);
+    }
+    score(sel, s);
+    if (request.sessionId().isPresent()) {
+      sel.key = new BindingKey(model == null ? "" : model, request.tenant().orElse(""),
+          request.sessionId().get());
+    }
+    int preferred = sel.key == null ? -1 : reconcileTarget(sel);
+    sel.candidate = preferred >= 0 ? preferred : pickAndAdmit(sel, s);
+    if (sel.candidate < 0) {
+      return notRouted(sel);
+    }
+    if (sel.key == null) {
+      return routed(sel, sel.candidate, RoutingReason.BEST_SCORE, 0, false, null, null, false);
+    }
+    return pinning.run(sel);
+  }
+
+  private void classify(Selection sel, Selection.Scratch s) {
+    RoutingRequest request = sel.request;
+    List<Replica> replicas = sel.replicas;
+    long epoch = ++s.epoch;
+    Set<String> overflowIds = null;
+    for (int i = 0; i < sel.size; i++) {
+      Replica r = replicas.get(i);
+      ReplicaState state = tracker.state(r.id());
+      int ord = state.ordinal();
+      if (ord >= 0) {
+        if (s.seenEpoch[ord] == epoch) {
+          throw new IllegalArgumentException("replicas: duplicate id " + r.id());
+        }
+        s.seenEpoch[ord] = epoch;
+      } else {
+        if (overflowIds == null) {
+          overflowIds = new HashSet<>();
+        }
+        if (!overflowIds.add(r.id())) {
+          throw new IllegalArgumentException("replicas: duplicate id " + r.id());
+        }
+      }
+      s.states[i] = state;
+      s.status[i] = status(request, r, state, sel);
+    }
+  }
+
+  private byte status(RoutingRequest request, Replica r, ReplicaState state, Selection sel) {
+    if (r.health() == ReplicaHealth.UNHEALTHY) {
+      return Selection.UNHEALTHY;
+    }
+    ModelState ms = modelState(r, sel.model);
+    if (ms == null) {
+      return Selection.NO_MODEL;
+    }
+    if (ms == ModelState.SLEEPING) {
+      return Selection.ASLEEP;
+    }
+    if (ms == ModelState.LOADING) {
+      return Selection.LOADING;
+    }
+    for (ReplicaFilter f : filters) {
+      boolean accepted;
+      try {
+        accepted = f.accepts(request, r);
+      } catch (RuntimeException e) {
+        notifyPluginFailure(f.name(), e);
+        accepted = false;
+      }
+      if (!accepted) {
+        return Selection.UNHEALTHY;
+      }
+    }
+    if (!state.fits(maxRequests(r), maxTokens(r), sel.requestTokens)) {
+      return Selection.AT_LIMIT;
+    }
+    return r.health() == ReplicaHealth.DRAINING ? Selection.DRAINING : Selection.OK;
+  }
+
+  private static ModelState modelState(Replica r, String model) {
+    Map<String, ModelState> models = r.models();
+    if (models.isEmpty()) {
+      return ModelState.ACTIVE;
+    }
+    if (model != null) {
+      return models.get(model);
+    }
+    ModelState best = null;
+    for (ModelState ms : models.values()) {
+      if (best == null || ms.ordinal() < best.ordinal()) {
+        best = ms;
+      }
+    }
+    return best;
+  }
+
+  int maxRequests(Replica r) {
+    return r.maxInFlightRequests().isPresent()
+        ? r.maxInFlightRequests().getAsInt() : defaultMaxRequests;
+  }
+
+  long maxTokens(Replica r) {
+    return r.maxInFlightTokens().isPresent() ? r.maxInFlightTokens().getAsLong() : defaultMaxTokens;
+  }
+
+  private void score(Selection sel, Selection.Scratch s) {
+    int count = index.match(sel.hashes, sel.blocks, s.depthByOrdinal, s.ordinals);
+    long now = clock.millis();
+    for (int i = 0; i < sel.size; i++) {
+      byte st = sel.status[i];
+      if (st != Selection.OK && st != Selection.DRAINING && st != Selection.AT_LIMIT) {
+        continue;
+      }
+      Replica r = sel.replicas.get(i);
+      ReplicaState state = sel.states[i];
+      int ord = state.ordinal();
+      sel.matched[i] = ord >= 0 ? s.depthByOrdinal[ord] : 0;
+      ReplicaLoad load = r.load();
+      int running = CostModel.running(load, state);
+      double slowdown = costModel.slowdown(running);
+      sel.slowdown[i] = slowdown;
+      sel.queue[i] = costModel.queueSeconds(load, state, tracker, sel.requestTokens, running,
+          slowdown);
+      sel.prefill[i] = costModel.prefillSeconds(sel.promptTokens - sel.cachedTokens(i), slowdown);
+      sel.plugin[i] = pluginSeconds(sel.request, r);
+      sel.cost[i] = sel.queue[i] + sel.prefill[i] - sel.plugin[i];
+      s.ramp[i] = picker.rampWeight(r.readySince().toEpochMilli(), now);
+      s.idHash[i] = state.idHash();
+    }
+    for (int j = 0; j < count; j++) {
+      s.depthByOrdinal[s.ordinals[j]] = 0;
+    }
+  }
+
+  private double pluginSeconds(RoutingRequest request, Replica r) {
+    double total = 0;
+    for (ReplicaScorer sc : scorers) {
+      try {
+        double v = sc.score(request, r);
+        if (v >= 0 && v <= 1) {
+          total += v * sc.weightSeconds();
+        } else {
+          notifyPluginFailure(sc.name(), new IllegalArgumentException(
+              "score: " + v + " (expected: 0..1)"));
+        }
+      } catch (RuntimeException e) {
+        notifyPluginFailure(sc.name(), e);
+      }
+    }
+    return total;
+  }
+
+  /** Picks among OK replicas (DRAINING ones only if no OK one exists) and admits the request. */
+  private int pickAndAdmit(Selection sel, Selection.Scratch s) {
+    boolean anyOk = false;
+    boolean anyMatch = false;
+    for (int i = 0; i < sel.size; i++) {
+      s.allowed[i] = sel.status[i] == Selection.OK;
+      anyOk |= s.allowed[i];
+      anyMatch |= s.allowed[i] && sel.matched[i] > 0;
+    }
+    if (!anyOk) {
+      for (int i = 0; i < sel.size; i++) {
+        s.allowed[i] = sel.status[i] == Selection.DRAINING;
+        anyMatch |= s.allowed[i] && sel.matched[i] > 0;
+      }
+    }
+    long placement = TopKPicker.NO_PLACEMENT;
+    if (!anyMatch && sel.blocks > 0) {
+      placement = sel.hashes[Math.min(sel.blocks, placementBlocks) - 1];
+    }
+    RandomGenerator rnd = random != null ? random : ThreadLocalRandom.current();
+    while (true) {
+      int c = picker.pick(sel.cost, s.allowed, s.ramp, s.idHash, sel.size, placement, rnd, s.best);
+      if (c < 0) {
+        return -1;
+      }
+      if (admit(sel, c)) {
+        return c;
+      }
+      s.allowed[c] = false;
+      sel.status[c] = Selection.AT_LIMIT;
+    }
+  }
+
+  /** Admits the request on replica {@code i} against its limits. */
+  boolean admit(Selection sel, int i) {
+    Replica r = sel.replicas.get(i);
+    return sel.states[i].tryAcquire(maxRequests(r), maxTokens(r), sel.requestTokens);
+  }
+
+  /** A degraded session's replica to return to, admitted, or -1. */
+  private int reconcileTarget(Selection sel) {
+    if (degradedSessions.estimatedSize() == 0) {
+      return -1;
+    }
+    String target = degradedSessions.getIfPresent(sel.key);
+    if (target == null) {
+      return -1;
+    }
+    int i = sel.indexOf(target);
+    return i >= 0 && sel.usable(i) && admit(sel, i) ? i : -1;
+  }
+
+  /** Opens the lease on replica {@code i}, records the prompt there, notifies, returns the decision. */
+  RoutingDecision routed(Selection sel, int i, RoutingReason reason, long generation,
+      boolean degraded, io.affinityrouter.RepinCause cause, String previous, boolean bound) {
+    ReplicaState state = sel.states[i];
+    long cached = sel.cachedTokens(i);
+    double prefillSeconds = sel.prefill[i];
+    if (bound) {
+      long assumed = (long) (affinityCachedFraction * sel.promptTokens);
+      if (assumed > cached) {
+        cached = assumed;
+        prefillSeconds = costModel.prefillSeconds(sel.promptTokens - cached, sel.slowdown[i]);
+      }
+    }
+    long uncached = sel.promptTokens - cached;
+    var lease = tracker.open(state, sel.requestTokens, uncached, sel.expectedOutput);
+    if (state.ordinal() >= 0 && sel.blocks > 0) {
+      index.record(sel.hashes, sel.blocks, state.ordinal(), sel.matched[i]);
+    }
+    double total = sel.queue[i] + prefillSeconds - sel.plugin[i];
+    var scores = new io.affinityrouter.ScoreBreakdown(bound,
+        sel.promptTokens == 0 ? 0 : (double) cached / sel.promptTokens, prefillSeconds,
+        sel.queue[i], sel.plugin[i], total);
+    RoutingDecision d = RoutingDecision.routed(reason, sel.replicas.get(i), lease, scores,
+        sel.matched[i], sel.blocks, generation, degraded, cause, previous);
+    notifyDecision(sel, d);
+    return d;
+  }
+
+  private RoutingDecision notRouted(Selection sel) {
+    boolean atLimit = false;
+    boolean asleep = false;
+    boolean loading = false;
+    boolean activeHealthy = false;
+    for (int i = 0; i < sel.size; i++) {
+      byte st = sel.status[i];
+      atLimit |= st == Selection.AT_LIMIT;
+      asleep |= st == Selection.ASLEEP;
+      loading |= st == Selection.LOADING;
+      activeHealthy |= st == Selection.OK || st == Selection.DRAINING || st == Selection.AT_LIMIT;
+    }
+    RoutingDecision d;
+    if (atLimit) {
+      d = RoutingDecision.notRouted(RoutingReason.ALL_AT_LIMIT, atLimitRetryAfter, null);
+    } else if (!activeHealthy && asleep) {
+      String woken = wake(sel);
+      d = RoutingDecision.notRouted(RoutingReason.MODEL_WAKING, unavailableRetryAfter, woken);
+    } else if (loading) {
+      d = RoutingDecision.notRouted(RoutingReason.MODEL_LOADING, unavailableRetryAfter, null);
+    } else {
+      d = RoutingDecision.notRouted(RoutingReason.NO_REPLICA, unavailableRetryAfter, null);
+    }
+    notifyDecision(sel, d);
+    return d;
+  }
+
+  /** Chooses the sleeping replica to wake (rendezvous on the model: gateways agree) and asks once. */
+  private String wake(Selection sel) {
+    String model = sel.model == null ? "" : sel.model;
+    long key = Rendezvous.keyHash(model);
+    int winner = -1;
+    long top = Long.MIN_VALUE;
+    for (int i = 0; i < sel.size; i++) {
+      if (sel.status[i] == Selection.ASLEEP) {
+        long score = Rendezvous.score(key, sel.states[i].idHash());
+        if (winner < 0 || score > top) {
+          top = score;
+          winner = i;
+        }
+      }
+    }
+    Replica r = sel.replicas.get(winner);
+    String wakeKey = r.id() + '\u0000' + model;
+    if (recentWakes.asMap().putIfAbsent(wakeKey, Boolean.TRUE) == null) {
+      for (RoutingListener l : listeners) {
+        try {
+          l.onWakeRequested(r, model);
+        } catch (RuntimeException e) {
+          // Listeners must not break routing.
+        }
+      }
+    }
+    return r.id();
+  }
+
+  private void notifyDecision(Selection sel, RoutingDecision d) {
+    if (listeners.length == 0) {
+      return;
+    }
+    long nanos = System.nanoTime() - sel.startNanos;
+    for (RoutingListener l : listeners) {
+      try {
+        l.onDecision(sel.request, d, nanos);
+      } catch (RuntimeException e) {
+        // Listeners must not break routing.
+      }
+    }
+  }
+
+  private void notifyPluginFailure(String name, Throwable e) {
+    for (RoutingListener l : listeners) {
+      try {
+        l.onPluginFailure(name, e);
+      } catch (RuntimeException ignored) {
+        // Listeners must not break routing.
+      }
+    }
+  }
+
+  @Override
+  public RoutingRequest prehash(RoutingRequest request) {
+    Objects.requireNonNull(request, "request");
+    if (request.promptKind() == io.affinityrouter.PromptKind.BLOCK_HASHES) {
+      return request;
+    }
+    return request.withBlockHashes(hasher.hash(request));
+  }
+
+  @Override
+  public PrefixCacheEvents cacheEvents() {
+    return events;
+  }
+
+  @Override
+  public void close() {
+    if (closed.compareAndSet(false, true) && ownsStore) {
+      store.close();
+    }
+  }
+}

@@ -1,0 +1,5 @@
+/** Part of the routing engine; see {@link io.affinityrouter.core}. */
+@NullMarked
+package io.affinityrouter.core.load;
+
+import org.jspecify.annotations.NullMarked;

@@ -1,0 +1,49 @@
+package io.affinityrouter.core.pick;
+
+/**
+ * Rendezvous (highest-random-weight) hashing: every gateway that knows the same key and the same
+ * replicas computes the same winner without talking, and removing one replica moves only the keys it
+ * won. Weighted variant after Schindelhauer and Schomaker: a replica of weight {@code w} wins a share
+ * {@code w / Σw} of keys. Stateless.
+ */
+public final class Rendezvous {
+  private Rendezvous() {}
+
+  /** A 64-bit hash of a replica id (FNV-1a, then mixed). */
+  public static long idHash(String id) {
+    long h = 0xCBF29CE484222325L;
+    for (int i = 0; i < id.length(); i++) {
+      h ^= id.charAt(i);
+      h *= 0x100000001B3L;
+    }
+    return mix(h ^ id.length());
+  }
+
+  /** A 64-bit hash of a string key (as {@link #idHash}). */
+  public static long keyHash(String key) {
+    return idHash(key);
+  }
+
+  /** The pair's score: higher wins. */
+  public static long score(long keyHash, long idHash) {
+    return mix(keyHash ^ Long.rotateLeft(idHash, 17) * 0x9E3779B97F4A7C15L);
+  }
+
+  /**
+   * The pair's weighted score, {@code w / -ln(u)} with {@code u} uniform in (0, 1) drawn from the
+   * pair's hash: the argmax over replicas picks each with probability proportional to its weight.
+   */
+  public static double weightedScore(long keyHash, long idHash, double weight) {
+    double u = ((score(keyHash, idHash) >>> 11) + 0.5) * 0x1.0p-53;
+    return weight / -Math.log(u);
+  }
+
+  static long mix(long h) {
+    h ^= h >>> 33;
+    h *= 0xFF51AFD7ED558CCDL;
+    h ^= h >>> 33;
+    h *= 0xC4CEB9FE1A85EC53L;
+    h ^= h >>> 33;
+    return h;
+  }
+}

@@ -1,0 +1,450 @@
+package io.affinityrouter.core.prefix;
+
+import java.util.concurrent.locks.StampedLock;
+
+/**
+ * An approximate, memory-bounded index of which replicas hold which prompt blocks in their prefix
+ * cache, keyed by {@link BlockHasher} chained hashes.
+ *
+ * <h2>Layout and bound</h2>
+ * Entries live in {@value #SEGMENTS} segments (picked by a hash's top bits), each an open-addressing
+ * table of two {@code long}s per slot: the block hash, and a word holding up to {@value #HOLDERS}
+ * replica ordinals (12 bits each, most recently used last) plus a 16-bit coarse access stamp. No
+ * object per entry: about 21 bytes of heap per entry at the 0.75 fill the bound allows. A segment
+ * never holds more than its share of {@code maxEntries}; inserting into a full segment first evicts
+ * the least recently used of {@value #EVICTION_SAMPLES} sampled entries (Redis-style sampled LRU).
+ * A block cached by more than {@value #HOLDERS} replicas keeps the most recent ones.
+ *
+ * <h2>Matching in O(log n) probes</h2>
+ * Chained hashes make a replica's cached blocks of a prompt a prefix of it: if block {@code i} is
+ * cached on a replica, so are blocks {@code 0..i-1}. The holder set is therefore non-increasing along
+ * the prompt, and {@link #match} finds every replica's depth by bisecting between positions whose
+ * holder sets differ: {@code O(b log n)} probes for {@code b} distinct depths, not one per block.
+ * Eviction may break the prefix property locally; matching then under- or over-estimates a depth
+ * slightly, and the next {@link #record} repairs it.
+ *
+ * <h2>Threads</h2>
+ * Thread-safe. Reads use a {@link StampedLock}'s optimistic mode and never block; writes lock one
+ * segment at a time, for one block.
+ */
+public final class PrefixIndex {
+  /** Segments (a power of two): {@value}. */
+  static final int SEGMENTS = 64;
+  /** Replicas remembered per block: {@value}. */
+  public static final int HOLDERS = 4;
+  /** Replica ordinals must be below this: {@value} (12 bits, 0 meaning "none"). */
+  public static final int MAX_ORDINALS = 4095;
+  /** Entries sampled to choose an eviction victim: {@value}. */
+  static final int EVICTION_SAMPLES = 8;
+  /** The smallest accepted bound: {@value}. */
+  public static final long MIN_ENTRIES = 1024;
+
+  private static final int SEGMENT_BITS = Integer.numberOfTrailingZeros(SEGMENTS);
+  private static final long HOLDER_MASK = 0xFFFL;
+  private static final long HOLDERS_MASK = 0xFFFF_FFFF_FFFFL;
+
+  private final Segment[] segments = new Segment[SEGMENTS];
+  private final long maxEntries;
+
+  /**
+   * Creates an index holding at most {@code maxEntries} blocks.
+   *
+   * @throws IllegalArgumentException if {@code maxEntries < }{@value #MIN_ENTRIES} or too large to
+   *     allocate in arrays
+   */
+  public PrefixIndex(long maxEntries) {
+    if (maxEntries < MIN_ENTRIES || maxEntries > (long) SEGMENTS * (Integer.MAX_VALUE / 4)) {
+      throw new IllegalArgumentException("maxEntries: " + maxEntries + " (expected: "
+          + MIN_ENTRIES + ".." + (long) SEGMENTS * (Integer.MAX_VALUE / 4) + ")");
+    }
+    this.maxEntries = maxEntries;
+    int perSegment = (int) ((maxEntries + SEGMENTS - 1) / SEGMENTS);
+    for (int i = 0; i < SEGMENTS; i++) {
+      segments[i] = new Segment(perSegment);
+    }
+  }
+
+  /** The configured bound. */
+  public long maxEntries() {
+    return maxEntries;
+  }
+
+  /** The number of blocks indexed now (never above {@link #maxEntries()} rounded up per segment). */
+  public long size() {
+    long n = 0;
+    for (Segment s : segments) {
+      n += s.size;
+    }
+    return n;
+  }
+
+  /**
+   * Finds, for every replica that holds a prefix of {@code hashes[0..n)}, how many leading blocks it
+   * holds. For each such replica, {@code depthByOrdinal[ordinal]} is set to its depth ({@code > 0})
+   * and its ordinal is appended to {@code ordinalsOut}; other entries of {@code depthByOrdinal} are
+   * not touched (the caller resets the ones it was given back).
+   *
+   * @return how many ordinals were written to {@code ordinalsOut}
+   */
+  public int match(long[] hashes, int n, int[] depthByOrdinal, int[] ordinalsOut) {
+    if (n == 0) {
+      return 0;
+    }
+    long first = holders(hashes[0]);
+    if (first == 0) {
+      return 0;
+    }
+    long last = n == 1 ? first : holders(hashes[n - 1]);
+    int count = 0;
+    if (!sameSet(first, last)) {
+      count = bisect(hashes, 0, n - 1, first, last, depthByOrdinal, ordinalsOut, count);
+    }
+    for (long h = last; h != 0; h >>>= 12) {
+      count = emit((int) (h & HOLDER_MASK) - 1, n, depthByOrdinal, ordinalsOut, count);
+    }
+    return count;
+  }
+
+  private int bisect(long[] hashes, int lo, int hi, long atLo, long atHi, int[] depthByOrdinal,
+      int[] ordinalsOut, int count) {
+    if (hi - lo == 1) {
+      // Replicas holding block lo but not block hi hold exactly lo + 1 blocks.
+      for (long h = atLo; h != 0; h >>>= 12) {
+        int slot = (int) (h & HOLDER_MASK);
+        if (!contains(atHi, slot)) {
+          count = emit(slot - 1, lo + 1, depthByOrdinal, ordinalsOut, count);
+        }
+      }
+      return count;
+    }
+    int mid = (lo + hi) >>> 1;
+    long atMid = holders(hashes[mid]);
+    if (!sameSet(atLo, atMid)) {
+      count = bisect(hashes, lo, mid, atLo, atMid, depthByOrdinal, ordinalsOut, count);
+    }
+    if (!sameSet(atMid, atHi)) {
+      count = bisect(hashes, mid, hi, atMid, atHi, depthByOrdinal, ordinalsOut, count);
+    }
+    return count;
+  }
+
+  private static int emit(int ordinal, int depth, int[] depthByOrdinal, int[] ordinalsOut,
+      int count) {
+    if (depthByOrdinal[ordinal] == 0) {
+      ordinalsOut[count] = ordinal;
+      depthByOrdinal[ordinal] = depth;
+      return count + 1;
+    }
+    if (depth > depthByOrdinal[ordinal]) {
+      depthByOrdinal[ordinal] = depth;
+    }
+    return count;
+  }
+
+  /**
+   * Records that replica {@code ordinal} holds {@code hashes[0..n)}, after a decision routed the
+   * prompt there: blocks from {@code knownDepth} on (those the replica was not known to hold) get it
+   * as their most recent holder; of the blocks it already held, a logarithmic sample (the first, and
+   * those 1, 2, 4, ... before {@code knownDepth}) is refreshed for the LRU. Costs
+   * {@code O(n - knownDepth + log n)} probes.
+   *
+   * @throws IllegalArgumentException if {@code ordinal} is out of range
+   */
+  public void record(long[] hashes, int n, int ordinal, int knownDepth) {
+    checkOrdinal(ordinal);
+    int known = Math.max(0, Math.min(knownDepth, n));
+    for (int i = known; i < n; i++) {
+      segmentFor(hashes[i]).add(hashes[i], ordinal + 1);
+    }
+    if (known > 0) {
+      segmentFor(hashes[0]).add(hashes[0], ordinal + 1);
+      for (int step = 1; known - step > 0; step <<= 1) {
+        long h = hashes[known - step];
+        segmentFor(h).add(h, ordinal + 1);
+      }
+    }
+  }
+
+  /** Adds replica {@code ordinal} as the most recent holder of one block (for exact cache events). */
+  public void add(long hash, int ordinal) {
+    checkOrdinal(ordinal);
+    segmentFor(hash).add(hash, ordinal + 1);
+  }
+
+  /** Removes replica {@code ordinal} from one block's holders; drops the block when none is left. */
+  public void remove(long hash, int ordinal) {
+    checkOrdinal(ordinal);
+    segmentFor(hash).remove(hash, ordinal + 1);
+  }
+
+  /** Removes replica {@code ordinal} from every block (a full scan: for rare events only). */
+  public void removeAll(int ordinal) {
+    checkOrdinal(ordinal);
+    for (Segment s : segments) {
+      s.removeHolderEverywhere(ordinal + 1);
+    }
+  }
+
+  /** Whether replica {@code ordinal} is recorded as holding the block. */
+  public boolean holds(long hash, int ordinal) {
+    checkOrdinal(ordinal);
+    return contains(holders(hash), ordinal + 1);
+  }
+
+  private long holders(long hash) {
+    return segmentFor(hash).holders(hash);
+  }
+
+  private Segment segmentFor(long hash) {
+    return segments[(int) (hash >>> (64 - SEGMENT_BITS))];
+  }
+
+  private static void checkOrdinal(int ordinal) {
+    if (ordinal < 0 || ordinal >= MAX_ORDINALS - 1) {
+      throw new IllegalArgumentException(
+          "ordinal: " + ordinal + " (expected: 0.." + (MAX_ORDINALS - 2) + ")");
+    }
+  }
+
+  static boolean contains(long holders, int slot) {
+    for (long h = holders; h != 0; h >>>= 12) {
+      if ((h & HOLDER_MASK) == slot) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  static boolean sameSet(long a, long b) {
+    if (a == b) {
+      return true;
+    }
+    if (Long.bitCount(a) == 0 || Long.bitCount(b) == 0) {
+      return false;
+    }
+    int na = 0;
+    for (long h = a; h != 0; h >>>= 12) {
+      if (!contains(b, (int) (h & HOLDER_MASK))) {
+        return false;
+      }
+      na++;
+    }
+    int nb = 0;
+    for (long h = b; h != 0; h >>>= 12) {
+      nb++;
+    }
+    return na == nb;
+  }
+
+  /** Holders word with {@code slot} moved (or added) to the most-recent end. */
+  static long withMostRecent(long holders, int slot) {
+    long kept = 0;
+    int shift = 0;
+    for (long h = holders; h != 0; h >>>= 12) {
+      long s = h & HOLDER_MASK;
+      if (s != slot) {
+        kept |= s << shift;
+        shift += 12;
+      }
+    }
+    if (shift == 12 * HOLDERS) {
+      kept >>>= 12; // full: drop the least recent holder
+      shift -= 12;
+    }
+    return kept | ((long) slot << shift);
+  }
+
+  static long without(long holders, int slot) {
+    long kept = 0;
+    int shift = 0;
+    for (long h = holders; h != 0; h >>>= 12) {
+      long s = h & HOLDER_MASK;
+      if (s != slot) {
+        kept |= s << shift;
+        shift += 12;
+      }
+    }
+    return kept;
+  }
+
+  /** One open-addressing table (linear probing, backward-shift deletion) behind one lock. */
+  private static final class Segment {
+    private final StampedLock lock = new StampedLock();
+    private final long[] table; // [2i] = hash (0 = empty), [2i + 1] = stamp << 48 | holders
+    private final int capacity;
+    private final int maxSize;
+    private final int tickEvery;
+    private volatile int size;
+    private int clock;
+    private int ops;
+    private int hand;
+
+    Segment(int maxSize) {
+      this.maxSize = maxSize;
+      this.capacity = (int) Math.min(Integer.MAX_VALUE / 2, maxSize * 4L / 3 + 1);
+      this.table = new long[2 * capacity];
+      this.tickEvery = Math.max(1, maxSize / 2048);
+    }
+
+    private int home(long hash) {
+      return (int) (((hash & 0xFFFF_FFFFL) * capacity) >>> 32);
+    }
+
+    long holders(long hash) {
+      long stamp = lock.tryOptimisticRead();
+      long result = find(hash);
+      if (!lock.validate(stamp)) {
+        stamp = lock.readLock();
+        try {
+          result = find(hash);
+        } finally {
+          lock.unlockRead(stamp);
+        }
+      }
+      return result;
+    }
+
+    private long find(long hash) {
+      long[] t = table;
+      int i = home(hash);
+      for (int probes = 0; probes < capacity; probes++) {
+        long k = t[2 * i];
+        if (k == hash) {
+          return t[2 * i + 1] & HOLDERS_MASK;
+        }
+        if (k == 0) {
+          return 0;
+        }
+        i = i + 1 == capacity ? 0 : i + 1;
+      }
+      return 0;
+    }
+
+    private int indexOf(long hash) {
+      int i = home(hash);
+      for (int probes = 0; probes < capacity; probes++) {
+        long k = table[2 * i];
+        if (k == hash) {
+          return i;
+        }
+        if (k == 0) {
+          return -1 - i;
+        }
+        i = i + 1 == capacity ? 0 : i + 1;
+      }
+      return Integer.MIN_VALUE;
+    }
+
+    void add(long hash, int slot) {
+      long stamp = lock.writeLock();
+      try {
+        if (++ops >= tickEvery) {
+          ops = 0;
+          clock = (clock + 1) & 0xFFFF;
+        }
+        int i = indexOf(hash);
+        if (i >= 0) {
+          long meta = table[2 * i + 1];
+          table[2 * i + 1] = ((long) clock << 48) | withMostRecent(meta & HOLDERS_MASK, slot);
+          return;
+        }
+        if (size >= maxSize) {
+          evictOne();
+          i = indexOf(hash);
+        }
+        int free = -1 - i;
+        table[2 * free] = hash;
+        table[2 * free + 1] = ((long) clock << 48) | slot;
+        size++;
+      } finally {
+        lock.unlockWrite(stamp);
+      }
+    }
+
+    void remove(long hash, int slot) {
+      long stamp = lock.writeLock();
+      try {
+        int i = indexOf(hash);
+        if (i < 0) {
+          return;
+        }
+        long meta = table[2 * i + 1];
+        long left = without(meta & HOLDERS_MASK, slot);
+        if (left == 0) {
+          delete(i);
+        } else {
+          table[2 * i + 1] = (meta & ~HOLDERS_MASK) | left;
+        }
+      } finally {
+        lock.unlockWrite(stamp);
+      }
+    }
+
+    void removeHolderEverywhere(int slot) {
+      long stamp = lock.writeLock();
+      try {
+        int i = 0;
+        while (i < capacity) {
+          if (table[2 * i] != 0) {
+            long meta = table[2 * i + 1];
+            long left = without(meta & HOLDERS_MASK, slot);
+            if (left == 0) {
+              delete(i); // shifts a later entry into i: look at i again
+              continue;
+            }
+            table[2 * i + 1] = (meta & ~HOLDERS_MASK) | left;
+          }
+          i++;
+        }
+      } finally {
+        lock.unlockWrite(stamp);
+      }
+    }
+
+    private void evictOne() {
+      int victim = -1;
+      int oldest = -1;
+      int seen = 0;
+      int i = hand;
+      for (int probes = 0; probes < capacity && seen < EVICTION_SAMPLES; probes++) {
+        if (table[2 * i] != 0) {
+          int age = (clock - (int) (table[2 * i + 1] >>> 48)) & 0xFFFF;
+          if (age > oldest) {
+            oldest = age;
+            victim = i;
+          }
+          seen++;
+        }
+        i = i + 1 == capacity ? 0 : i + 1;
+      }
+      // Move the hand far away so successive samples are spread over the table.
+      hand = (int) ((hand + 0x9E3779B1L % capacity + 7) % capacity);
+      if (victim >= 0) {
+        delete(victim);
+      }
+    }
+
+    /** Backward-shift deletion keeps every probe chain unbroken without tombstones. */
+    private void delete(int index) {
+      int hole = index;
+      int i = index;
+      while (true) {
+        i = i + 1 == capacity ? 0 : i + 1;
+        long k = table[2 * i];
+        if (k == 0) {
+          break;
+        }
+        int home = home(k);
+        boolean movable = hole <= i ? (home <= hole || home > i) : (home <= hole && home > i);
+        if (movable) {
+          table[2 * hole] = k;
+          table[2 * hole + 1] = table[2 * i + 1];
+          hole = i;
+        }
+      }
+      table[2 * hole] = 0;
+      table[2 * hole + 1] = 0;
+      size--;
+    }
+  }
+}
