@@ -1,12 +1,83 @@
 package io.affinityrouter.examples.simulator.strategy;
 
+import io.affinityrouter.RequestLease;
+import io.affinityrouter.Router;
+import io.affinityrouter.RoutingDecision;
+import io.affinityrouter.RoutingReason;
+import io.affinityrouter.RoutingRequest;
+import io.affinityrouter.core.AffinityRouter;
+import io.affinityrouter.core.binding.InMemoryBindingStore;
+import io.affinityrouter.examples.simulator.workload.PromptTokens;
+import io.affinityrouter.examples.simulator.workload.SimRequest;
 import java.util.List;
+import java.util.SplittableRandom;
+import java.util.function.UnaryOperator;
 
-/** Placeholder until the core engine is merged: no variant of the real router yet. */
-final class AffinityRouterStrategy {
-  private AffinityRouterStrategy() {}
+/**
+ * The real router ({@link AffinityRouter}) on simulated time: one {@link Router} per gateway, built
+ * with the run's clock and a seeded random source, all gateways sharing one
+ * {@link InMemoryBindingStore} on the same clock. It sees the replicas with their scraped loads, gets
+ * each prompt as synthetic tokens derived from the trace's block ids (so its own chained hashing sees
+ * equal prefixes as equal), and its lease is marked at the first token and completed with the output
+ * tokens when the simulated request finishes. Not thread-safe (one per gateway).
+ */
+final class AffinityRouterStrategy implements RoutingStrategy {
+  private final Router router;
+  private final PromptTokens tokens;
+  private final boolean sessions;
 
+  private AffinityRouterStrategy(StrategyContext context, int gateway, boolean sessions,
+      UnaryOperator<AffinityRouter.Builder> tuning) {
+    InMemoryBindingStore store = context.shared("affinity-router.store",
+        () -> InMemoryBindingStore.builder().clock(context.clock()).build());
+    this.tokens = context.shared("affinity-router.tokens", PromptTokens::new);
+    this.router = tuning.apply(AffinityRouter.builder()
+        .bindingStore(store)
+        .clock(context.clock())
+        .random(new SplittableRandom(context.seedFor(gateway))))
+        .build();
+    this.sessions = sessions;
+  }
+
+  /** The registered variants: the defaults, and the defaults without session ids (prefix only). */
   static List<StrategyRegistry.Entry> entries() {
-    return List.of();
+    return List.of(
+        new StrategyRegistry.Entry("affinity-router", "the real router, default configuration",
+            (c, g) -> new AffinityRouterStrategy(c, g, true, b -> b), false),
+        new StrategyRegistry.Entry("affinity-router-nosess",
+            "the real router, requests without session ids (prefix locality and load only)",
+            (c, g) -> new AffinityRouterStrategy(c, g, false, b -> b), false));
+  }
+
+  @Override
+  public Route route(SimRequest request, FleetView fleet) {
+    RoutingRequest.Builder b = RoutingRequest.builder().promptTokens(tokens.tokens(request));
+    if (sessions && request.session() != null) {
+      b.sessionId(request.session());
+    }
+    RoutingDecision d = router.select(b.build(), fleet.replicas());
+    if (!d.isRouted()) {
+      return null;
+    }
+    String reason = d.reason().name()
+        + d.repinCause().map(c -> "/" + c.name()).orElse("");
+    return new Route(fleet.indexOf(d.replica()), reason,
+        d.reason() == RoutingReason.SESSION_REPINNED, d.lease());
+  }
+
+  @Override
+  public void onFirstToken(SimRequest request, Route route) {
+    RequestLease lease = route.lease();
+    if (lease != null) {
+      lease.markFirstToken();
+    }
+  }
+
+  @Override
+  public void onFinished(SimRequest request, Route route, int outputTokens) {
+    RequestLease lease = route.lease();
+    if (lease != null) {
+      lease.complete(outputTokens);
+    }
   }
 }
