@@ -19,9 +19,12 @@ import java.util.Map;
  * ceil(input_length / 512)}; the last block holds the remainder).
  *
  * <p>The trace has no session ids; a session is inferred from the hash chain: a request whose prompt
- * extends an earlier request's whole prompt (its blocks include that request's last block id, which
- * by chaining implies all the blocks before it) continues that request's session; otherwise it starts
- * a new one. Requests are independent arrivals (open loop) at their timestamps. Stateless and
+ * extends an earlier request's prompt (its blocks include that request's last full block, whose
+ * chained id implies all the blocks before it; a partial last block changes id when the conversation
+ * grows) continues that request's session, the longest such match winning; otherwise it starts a new
+ * one. A session's tail is taken by the turn that extends it, so later requests that merely share the
+ * same prefix (a common system prompt) start sessions of their own. On the conversation trace this
+ * gives 6,745 sessions for 12,031 requests. Requests are independent arrivals (open loop) at their timestamps. Stateless and
  * thread-safe.
  */
 public final class MooncakeTraceReader {
@@ -44,7 +47,7 @@ public final class MooncakeTraceReader {
       throw new IllegalArgumentException("limit: " + limit + " (expected: > 0)");
     }
     List<SimRequest> out = new ArrayList<>();
-    Map<Long, String> sessionEndingAt = new HashMap<>();
+    Map<Long, String> sessionTails = new HashMap<>();
     try (BufferedReader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
       String line;
       int lineNo = 0;
@@ -54,7 +57,7 @@ public final class MooncakeTraceReader {
           continue;
         }
         try {
-          out.add(parse(JsonLine.parseObject(line), out.size(), sessionEndingAt));
+          out.add(parse(JsonLine.parseObject(line), out.size(), sessionTails));
         } catch (IllegalArgumentException e) {
           throw new IllegalArgumentException(file + ":" + lineNo + ": " + e.getMessage(), e);
         }
@@ -66,7 +69,7 @@ public final class MooncakeTraceReader {
   }
 
   private static SimRequest parse(Map<String, Object> o, int index,
-      Map<Long, String> sessionEndingAt) {
+      Map<Long, String> sessionTails) {
     long timestampMs = JsonLine.longField(o, "timestamp");
     int input = (int) JsonLine.longField(o, "input_length");
     int output = (int) Math.max(1, JsonLine.longField(o, "output_length"));
@@ -79,14 +82,17 @@ public final class MooncakeTraceReader {
       tokens[i] = BLOCK_TOKENS;
     }
     tokens[ids.length - 1] = Math.max(1, input - BLOCK_TOKENS * (ids.length - 1));
+    int full = input % BLOCK_TOKENS == 0 ? ids.length : ids.length - 1;
     String session = null;
-    for (int i = ids.length - 1; i >= 0 && session == null; i--) {
-      session = sessionEndingAt.get(ids[i]);
+    for (int i = full - 1; i >= 0 && session == null; i--) {
+      session = sessionTails.remove(ids[i]);
     }
     if (session == null) {
       session = "mc-" + index;
     }
-    sessionEndingAt.put(ids[ids.length - 1], session);
+    if (full > 0) {
+      sessionTails.put(ids[full - 1], session);
+    }
     return new SimRequest(index, session, timestampMs * 1_000_000L, ids, tokens, output, -1);
   }
 }
