@@ -46,9 +46,9 @@ public final class Simulator {
 
   /** Runs every selected workload and strategy; progress goes to stderr. */
   public static List<RunResult> run(SimulatorOptions o) {
-    StrategyRegistry registry = StrategyRegistry.standard();
-    List<StrategyRegistry.Entry> strategies = o.strategies().equals(List.of("all"))
-        ? registry.all() : registry.select(o.strategies());
+    StrategyRegistry registry = StrategyRegistry.standard().withRouterVariants(o.variants());
+    List<StrategyRegistry.Entry> strategies = new ArrayList<>(
+        o.strategies().equals(List.of("all")) ? registry.all() : registry.select(o.strategies()));
     EngineConfig engine = EngineConfig.defaults().withKvBlocks(o.kvBlocks());
     int ready = o.scenario().equals("scale-out") ? o.replicas() - 1 : o.replicas();
     List<RunResult> results = new ArrayList<>();

@@ -22,12 +22,14 @@ import java.util.List;
  * @param scrapeMillis scrape interval (default 100)
  * @param kvBlocks KV blocks per replica (default 67,659)
  * @param seed the seed (default 42)
+ * @param variants variants of the real router to add, {@code name=option:value,...;name2=...}
+ *     (default none)
  * @param out folder for {@code results.csv} and {@code report.html} (default
  *     {@code target/simulator})
  */
 public record SimulatorOptions(List<String> workloads, List<String> strategies, String scenario,
     Path traces, int replicas, int gateways, double load, int limit, int agentSessions,
-    long scrapeMillis, long kvBlocks, long seed, Path out) {
+    long scrapeMillis, long kvBlocks, long seed, String variants, Path out) {
 
   /**
    * Parses {@code --name value} arguments.
@@ -47,6 +49,7 @@ public record SimulatorOptions(List<String> workloads, List<String> strategies, 
     long scrapeMillis = 100;
     long kvBlocks = 67_659;
     long seed = 42;
+    String variants = "";
     Path out = Path.of("target/simulator");
     List<String> tokens = new ArrayList<>();
     for (String a : args) {
@@ -72,10 +75,11 @@ public record SimulatorOptions(List<String> workloads, List<String> strategies, 
         case "--scrape-ms" -> scrapeMillis = positiveInt(name, v);
         case "--kv-blocks" -> kvBlocks = positiveInt(name, v);
         case "--seed" -> seed = Long.parseLong(v);
+        case "--variants" -> variants = v;
         case "--out" -> out = Path.of(v);
         default -> throw new IllegalArgumentException(name + ": unknown option (expected: one of "
             + "--workloads --strategies --scenario --traces --replicas --gateways --load --limit "
-            + "--agent-sessions --scrape-ms --kv-blocks --seed --out)");
+            + "--agent-sessions --scrape-ms --kv-blocks --seed --variants --out)");
       }
     }
     if (!List.of("steady", "scale-out", "replica-lost").contains(scenario)) {
@@ -86,7 +90,7 @@ public record SimulatorOptions(List<String> workloads, List<String> strategies, 
       gateways = scenario.equals("scale-out") ? 4 : 1;
     }
     return new SimulatorOptions(workloads, strategies, scenario, traces, replicas, gateways, load,
-        limit, agentSessions, scrapeMillis, kvBlocks, seed, out);
+        limit, agentSessions, scrapeMillis, kvBlocks, seed, variants, out);
   }
 
   private static int positiveInt(String name, String v) {

@@ -9,7 +9,10 @@ import io.affinityrouter.core.AffinityRouter;
 import io.affinityrouter.core.binding.InMemoryBindingStore;
 import io.affinityrouter.examples.simulator.workload.PromptTokens;
 import io.affinityrouter.examples.simulator.workload.SimRequest;
+import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.SplittableRandom;
 import java.util.function.UnaryOperator;
 
@@ -48,6 +51,62 @@ final class AffinityRouterStrategy implements RoutingStrategy {
             "the real router, requests without session ids (prefix locality and load only)",
             (c, g) -> new AffinityRouterStrategy(c, g, false, b -> b), false));
   }
+
+  /**
+   * A variant of the real router with some builder options changed, for tuning: {@code settings}
+   * maps option names to values. Options: {@code topK}, {@code epsilonSeconds},
+   * {@code repinRatio}, {@code repinSlackMillis}, {@code affinityCachedFraction},
+   * {@code placementBlocks}, {@code prefillTokensPerSecond}, {@code batchSlowdownSequences},
+   * {@code sessions} ({@code false} to drop session ids).
+   *
+   * @throws IllegalArgumentException on an unknown option or a bad value
+   */
+  static StrategyRegistry.Entry variant(String name, Map<String, String> settings) {
+    Map<String, String> copy = new TreeMap<>(settings);
+    boolean sessions = !"false".equals(copy.getOrDefault("sessions", "true"));
+    double repinRatio = AffinityRouter.Builder.DEFAULT_REPIN_COST_RATIO;
+    long repinSlack = AffinityRouter.Builder.DEFAULT_REPIN_SLACK.toMillis();
+    for (String key : copy.keySet()) {
+      if (!OPTIONS.contains(key)) {
+        throw new IllegalArgumentException("router option: " + key + " (expected: one of "
+            + OPTIONS + ")");
+      }
+    }
+    try {
+      if (copy.containsKey("repinRatio")) {
+        repinRatio = Double.parseDouble(copy.get("repinRatio"));
+      }
+      if (copy.containsKey("repinSlackMillis")) {
+        repinSlack = Long.parseLong(copy.get("repinSlackMillis"));
+      }
+      double ratio = repinRatio;
+      Duration slack = Duration.ofMillis(repinSlack);
+      UnaryOperator<AffinityRouter.Builder> tuning = b -> {
+        b.repinThreshold(ratio, slack);
+        copy.forEach((k, v) -> {
+          switch (k) {
+            case "topK" -> b.topK(Integer.parseInt(v));
+            case "epsilonSeconds" -> b.epsilonSeconds(Double.parseDouble(v));
+            case "affinityCachedFraction" -> b.affinityCachedFraction(Double.parseDouble(v));
+            case "placementBlocks" -> b.placementBlocks(Integer.parseInt(v));
+            case "prefillTokensPerSecond" -> b.prefillTokensPerSecond(Double.parseDouble(v));
+            case "batchSlowdownSequences" -> b.batchSlowdownSequences(Double.parseDouble(v));
+            default -> { }
+          }
+        });
+        return b;
+      };
+      tuning.apply(AffinityRouter.builder());
+      return new StrategyRegistry.Entry(name, "the real router with " + copy,
+          (c, g) -> new AffinityRouterStrategy(c, g, sessions, tuning), false);
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("router options: " + copy + " (expected: numbers)", e);
+    }
+  }
+
+  private static final List<String> OPTIONS = List.of("topK", "epsilonSeconds", "repinRatio",
+      "repinSlackMillis", "affinityCachedFraction", "placementBlocks", "prefillTokensPerSecond",
+      "batchSlowdownSequences", "sessions");
 
   @Override
   public Route route(SimRequest request, FleetView fleet) {

@@ -66,6 +66,38 @@ public final class StrategyRegistry {
     m.put(name, new Entry(name, description, f, false));
   }
 
+  /**
+   * Returns this registry plus variants of the real router, given as
+   * {@code name=option:value,option:value;name2=...} (options of
+   * {@code AffinityRouterStrategy.variant}).
+   *
+   * @throws IllegalArgumentException on a malformed spec or an unknown option
+   */
+  public StrategyRegistry withRouterVariants(String spec) {
+    Map<String, Entry> m = new LinkedHashMap<>(entries);
+    for (String part : spec.split(";")) {
+      if (part.isBlank()) {
+        continue;
+      }
+      int eq = part.indexOf('=');
+      if (eq <= 0) {
+        throw new IllegalArgumentException(
+            "variant: " + part + " (expected: name=option:value,option:value)");
+      }
+      String name = part.substring(0, eq).trim();
+      Map<String, String> settings = new LinkedHashMap<>();
+      for (String kv : part.substring(eq + 1).split(",")) {
+        String[] pair = kv.split(":", 2);
+        if (pair.length != 2) {
+          throw new IllegalArgumentException("variant option: " + kv + " (expected: option:value)");
+        }
+        settings.put(pair[0].trim(), pair[1].trim());
+      }
+      m.put(name, AffinityRouterStrategy.variant(name, settings));
+    }
+    return new StrategyRegistry(m);
+  }
+
   /** All entries, in registration order. */
   public List<Entry> all() {
     return new ArrayList<>(entries.values());
