@@ -5,7 +5,6 @@ import io.affinityrouter.ReplicaLoad;
 import io.affinityrouter.examples.simulator.fleet.KvCache;
 import io.affinityrouter.examples.simulator.fleet.ReplicaEngine;
 import io.affinityrouter.examples.simulator.fleet.Sequence;
-import io.affinityrouter.examples.simulator.strategy.FleetView;
 import io.affinityrouter.examples.simulator.strategy.Route;
 import io.affinityrouter.examples.simulator.strategy.RoutingStrategy;
 import io.affinityrouter.examples.simulator.strategy.StrategyContext;
@@ -77,13 +76,14 @@ public final class Simulation implements ReplicaEngine.Listener {
   private final long[] readyNanos;
   private final Map<String, Integer> indexById = new HashMap<>();
   private final RoutingStrategy[] strategies;
+  private final GatewayView[] views;
   private final int[][] inFlight;
   private final long[] generatedAtLastScrape;
   private final Set<Long> seen = new HashSet<>();
   private final Map<String, Integer> lastReplica = new HashMap<>();
   private final Map<String, Long> moves = new TreeMap<>();
-  private final Histogram ttft = new Histogram(3_600_000_000L, 3);
-  private final Histogram e2e = new Histogram(36_000_000_000L, 3);
+  private final Histogram ttft = new Histogram(3);
+  private final Histogram e2e = new Histogram(3);
   private final List<int[]> loadSeries = new ArrayList<>();
   private List<Replica> replicas = List.of();
   private long seq;
@@ -130,6 +130,11 @@ public final class Simulation implements ReplicaEngine.Listener {
       strategies[g] = entry.factory().create(context, g);
     }
     inFlight = new int[config.gateways()][n];
+    views = new GatewayView[config.gateways()];
+    for (int g = 0; g < views.length; g++) {
+      views[g] = new GatewayView(clock, engines, config.engine(), indexById, inFlight[g],
+          readyNanos);
+    }
   }
 
   /** The id of the replica with fleet index {@code index}. */
@@ -194,13 +199,11 @@ public final class Simulation implements ReplicaEngine.Listener {
       job.bounded = true;
       firstArrival = Math.min(firstArrival, job.arrival);
       long[] keys = r.keys();
-      int[] tokens = r.segmentTokens();
-      long b = 0;
       int i = 0;
       while (i < keys.length && seen.contains(keys[i])) {
-        b += tokens[i++];
+        i++;
       }
-      job.boundTokens = Math.min(b, r.inputTokens() - 1);
+      job.boundTokens = r.cachedTokensOf(i);
       for (long k : keys) {
         seen.add(k);
       }
@@ -210,7 +213,7 @@ public final class Simulation implements ReplicaEngine.Listener {
       return;
     }
     int g = job.gateway;
-    Route route = strategies[g].route(r, view(g));
+    Route route = strategies[g].route(r, views[g]);
     if (route == null) {
       notRouted++;
       push(now + config.retryNanos(), ARRIVAL, -1, job);
@@ -342,6 +345,9 @@ public final class Simulation implements ReplicaEngine.Listener {
       }
     }
     replicas = List.copyOf(out);
+    for (GatewayView v : views) {
+      v.replicas(replicas);
+    }
   }
 
   private Replica findReplica(int index) {
@@ -370,59 +376,5 @@ public final class Simulation implements ReplicaEngine.Listener {
       }
     }
     rebuildReplicas(false);
-  }
-
-  private FleetView view(int gateway) {
-    return new FleetView() {
-      @Override
-      public long nowNanos() {
-        return clock.nanos();
-      }
-
-      @Override
-      public List<Replica> replicas() {
-        return replicas;
-      }
-
-      @Override
-      public int indexOf(Replica replica) {
-        Integer i = indexById.get(replica.id());
-        if (i == null) {
-          throw new IllegalArgumentException("replica: " + replica.id() + " (expected: in fleet)");
-        }
-        return i;
-      }
-
-      @Override
-      public int localInFlight(int replicaIndex) {
-        return inFlight[gateway][replicaIndex];
-      }
-
-      @Override
-      public int exactCachedTokens(int replicaIndex, SimRequest request) {
-        int m = engines[replicaIndex].cache().matchedSegments(request.keys());
-        int t = 0;
-        int[] tokens = request.segmentTokens();
-        for (int i = 0; i < m; i++) {
-          t += tokens[i];
-        }
-        return Math.min(t, request.inputTokens() - 1);
-      }
-
-      @Override
-      public int blockSize() {
-        return config.engine().blockSize();
-      }
-
-      @Override
-      public long kvCapacityTokens(int replicaIndex) {
-        return config.engine().kvCapacityTokens();
-      }
-
-      @Override
-      public long readySinceNanos(int replicaIndex) {
-        return readyNanos[replicaIndex];
-      }
-    };
   }
 }

@@ -180,13 +180,8 @@ public final class ReplicaEngine {
           ? SegmentsAdmission.NEVER : SegmentsAdmission.WAIT;
     }
     s.matchedSegments = m;
-    int[] tokens = s.request().segmentTokens();
-    int cached = 0;
-    for (int i = 0; i < m; i++) {
-      cached += tokens[i];
-    }
     // vLLM recomputes at least the last prompt token to produce logits.
-    s.cachedTokens = Math.min(cached, s.request().inputTokens() - 1);
+    s.cachedTokens = s.request().cachedTokensOf(m);
     return SegmentsAdmission.ADMITTED;
   }
 

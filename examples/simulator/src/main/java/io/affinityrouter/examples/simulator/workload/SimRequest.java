@@ -110,6 +110,18 @@ public final class SimRequest {
     return inputTokens;
   }
 
+  /**
+   * Tokens of the first {@code segments} segments that a cache holding them can skip: their sum,
+   * capped at {@code inputTokens() - 1} (an engine always computes the last prompt token).
+   */
+  public int cachedTokensOf(int segments) {
+    int t = 0;
+    for (int i = 0; i < segments; i++) {
+      t += segmentTokens[i];
+    }
+    return Math.min(t, inputTokens - 1);
+  }
+
   /** Output tokens to generate. */
   public int outputTokens() {
     return outputTokens;
