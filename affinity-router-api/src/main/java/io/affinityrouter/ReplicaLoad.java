@@ -15,10 +15,10 @@ import java.util.OptionalDouble;
  * figures with an {@link IllegalArgumentException}.
  */
 public final class ReplicaLoad {
+  private static final OptionalDouble NO_KV_USAGE = OptionalDouble.empty();
+
   /** A load about which nothing is known: no running or waiting requests, nothing reported. */
   public static final ReplicaLoad UNKNOWN = builder().build();
-
-  private static final OptionalDouble NO_KV_USAGE = OptionalDouble.empty();
 
   private final int runningRequests;
   private final int waitingRequests;

@@ -53,8 +53,10 @@ public final class AffinityRouter {
     public static final Duration DEFAULT_STORE_MAX_BACKOFF = Duration.ofSeconds(10);
     /** Default number of cheapest replicas the picker draws from: {@value}. */
     public static final int DEFAULT_TOP_K = 3;
-    /** Default cost window of the picker, in seconds of estimated TTFT: {@value}. */
-    public static final double DEFAULT_EPSILON_SECONDS = 0.02;
+    /** Default absolute cost window of the picker, in seconds of estimated TTFT: {@value}. */
+    public static final double DEFAULT_EPSILON_SECONDS = 0.002;
+    /** Default relative cost window of the picker, a fraction of the cheapest cost: {@value}. */
+    public static final double DEFAULT_EPSILON_FRACTION = 0.1;
     /** Default ramp for freshly ready replicas: 60 s, from weight {@value #DEFAULT_MIN_RAMP_WEIGHT}. */
     public static final Duration DEFAULT_RAMP_UP = Duration.ofSeconds(60);
     /** Default weight of a replica that just became ready: {@value}. */
@@ -102,6 +104,7 @@ public final class AffinityRouter {
     double batchSlowdownSequences = CostModel.DEFAULT_BATCH_SLOWDOWN_SEQUENCES;
     int topK = DEFAULT_TOP_K;
     double epsilonSeconds = DEFAULT_EPSILON_SECONDS;
+    double epsilonFraction = DEFAULT_EPSILON_FRACTION;
     Duration rampUp = DEFAULT_RAMP_UP;
     double minRampWeight = DEFAULT_MIN_RAMP_WEIGHT;
     int maxInFlightRequests = Integer.MAX_VALUE;
@@ -237,9 +240,14 @@ public final class AffinityRouter {
       return this;
     }
 
-    /** Sets the picker's cost window in seconds (default {@value #DEFAULT_EPSILON_SECONDS}). */
-    public Builder epsilonSeconds(double seconds) {
+    /**
+     * Sets the picker's cost window: replicas whose cost is within
+     * {@code max(seconds, fraction × cheapest)} of the cheapest are drawn from at random (defaults
+     * {@value #DEFAULT_EPSILON_SECONDS} s and {@value #DEFAULT_EPSILON_FRACTION}).
+     */
+    public Builder epsilon(double seconds, double fraction) {
       this.epsilonSeconds = Checks.nonNegativeFinite(seconds, "epsilonSeconds");
+      this.epsilonFraction = Checks.nonNegativeFinite(fraction, "epsilonFraction");
       return this;
     }
 

@@ -90,7 +90,8 @@ final class DefaultRouter implements Router {
     this.events = new IndexedCacheEvents(index, hasher, id -> tracker.state(id).ordinal(),
         b.prefixIndexEntries);
     this.costModel = new CostModel(b.prefillTokensPerSecond, b.batchSlowdownSequences);
-    this.picker = new TopKPicker(b.topK, b.epsilonSeconds, b.rampUp.toMillis(), b.minRampWeight);
+    this.picker = new TopKPicker(b.topK, b.epsilonSeconds, b.epsilonFraction, b.rampUp.toMillis(),
+        b.minRampWeight);
     this.placementBlocks = b.placementBlocks;
     this.defaultMaxRequests = b.maxInFlightRequests;
     this.defaultMaxTokens = b.maxInFlightTokens;
@@ -108,10 +109,7 @@ final class DefaultRouter implements Router {
     this.recentWakes = Caffeine.newBuilder().maximumSize(10_000)
         .expireAfterWrite(unavailableRetryAfter).ticker(() -> clock.millis() * 1_000_000L)
         .executor(Runnable::run).build();
-    int maxBlocks = b.maxPromptBlocks;
-    int topK = b.topK;
-    this.scratch = ThreadLocal.withInitial(
-        () -> new Selection.Scratch(maxBlocks, PrefixIndex.MAX_ORDINALS, topK));
+    this.scratch = ThreadLocal.withInitial(this::newScratch);
     this.pinning = new Pinning(this);
   }
 
@@ -144,13 +142,31 @@ final class DefaultRouter implements Router {
     Objects.requireNonNull(replicas, "replicas");
     long start = listeners.length == 0 ? 0 : System.nanoTime();
     Selection.Scratch s = scratch.get();
+    if (s.busy) { // re-entered from a listener or plugin on this thread: use fresh scratch
+      s = newScratch();
+    }
+    s.busy = true;
+    try {
+      return begin(request, replicas, start, s);
+    } finally {
+      s.busy = false;
+    }
+  }
+
+  private Selection.Scratch newScratch() {
+    return new Selection.Scratch(hasher.maxPromptBlocks(), PrefixIndex.MAX_ORDINALS,
+        picker.k());
+  }
+
+  private Object begin(RoutingRequest request, List<Replica> replicas, long start,
+      Selection.Scratch s) {
     int n = replicas.size();
     s.ensure(n);
     String model = request.model().orElse(null);
     int expected = request.expectedOutputTokens() > 0
         ? request.expectedOutputTokens()
         : (int) Math.round(tracker.outputTokensPerRequest());
-    Selection sel = new Selection(request, replicas, start, model, expected,
+    Selection sel = s.selection.reset(request, replicas, start, model, expected,
         hasher.tokensPerBlock(request), s);
     classify(sel, s);
     if (request.promptKind() == io.affinityrouter.PromptKind.BLOCK_HASHES) {

@@ -66,7 +66,7 @@ final class Pinning {
     }
     String candidate = sel.states[sel.candidate].id();
     CompletableFuture<Binding> f = call(() -> r.store.getOrClaim(sel.key, candidate, r.bindingTtl));
-    return continueWith(sel, f, (b, ex) -> afterClaim(sel, b, ex));
+    return continueWith(sel, f, this::afterClaim);
   }
 
   private Object afterClaim(Selection sel, Binding b, Throwable ex) {
@@ -138,19 +138,19 @@ final class Pinning {
     }
     CompletableFuture<Binding> f = call(
         () -> r.store.repin(sel.key, old.generation(), target, r.bindingTtl));
-    return continueWith(sel, f, (nb, ex) -> {
+    return continueWith(sel, f, (s, nb, ex) -> {
       if (ex != null) {
         storeFailed(ex);
-        r.degradedSessions.put(sel.key, target);
-        return r.routed(sel, c, RoutingReason.DEGRADED_FALLBACK, 0, true, null, null, false);
+        r.degradedSessions.put(s.key, target);
+        return r.routed(s, c, RoutingReason.DEGRADED_FALLBACK, 0, true, null, null, false);
       }
       r.guard.onSuccess(false);
       if (nb.written()) {
-        notifyRepin(sel.key, old.replicaId(), target, cause);
-        return r.routed(sel, c, RoutingReason.SESSION_REPINNED, nb.generation(), false, cause,
+        notifyRepin(s.key, old.replicaId(), target, cause);
+        return r.routed(s, c, RoutingReason.SESSION_REPINNED, nb.generation(), false, cause,
             old.replicaId(), false);
       }
-      return afterBinding(sel, nb, attempt + 1);
+      return afterBinding(s, nb, attempt + 1);
     });
   }
 
@@ -204,7 +204,7 @@ final class Pinning {
   }
 
   private interface Step {
-    Object apply(Binding b, Throwable ex);
+    Object apply(Selection sel, Binding b, Throwable ex);
   }
 
   /** Runs {@code step} now if the store already answered, else when it does (detaching state). */
@@ -217,10 +217,10 @@ final class Pinning {
       } catch (RuntimeException e) {
         ex = e.getCause() != null ? e.getCause() : e;
       }
-      return step.apply(b, ex);
+      return step.apply(sel, b, ex);
     }
-    sel.detach();
-    return f.handle((b, ex) -> step.apply(b, ex)).thenCompose(Pinning::stage);
+    Selection own = sel.detached();
+    return f.handle((b, ex) -> step.apply(own, b, ex)).thenCompose(Pinning::stage);
   }
 
   @SuppressWarnings("unchecked")

@@ -9,9 +9,10 @@ import java.util.List;
 
 /**
  * The working state of one {@code select}: per-replica status and cost terms, the prompt's block
- * hashes, and the candidate this router admitted. Arrays come from a per-thread {@link Scratch} and
- * are copied ({@link #detach()}) only when the decision continues on another thread (a binding store
- * that has not answered yet). Not thread-safe; owned by one decision at a time.
+ * hashes, and the candidate this router admitted. Each thread reuses one selection and its arrays
+ * ({@link Scratch}); a decision that continues on another thread (a binding store that has not
+ * answered yet) continues on a {@link #detached()} copy. Not thread-safe; owned by one decision at a
+ * time.
  */
 final class Selection {
   // Replica status codes.
@@ -23,15 +24,15 @@ final class Selection {
   static final byte ASLEEP = 5;
   static final byte LOADING = 6;
 
-  final RoutingRequest request;
-  final List<Replica> replicas;
-  final int size;
-  final long startNanos;
-  final String model;
-  final int promptTokens;
-  final int expectedOutput;
-  final long requestTokens;
-  final int tokensPerBlock;
+  RoutingRequest request;
+  List<Replica> replicas;
+  int size;
+  long startNanos;
+  String model;
+  int promptTokens;
+  int expectedOutput;
+  long requestTokens;
+  int tokensPerBlock;
 
   long[] hashes;
   int blocks;
@@ -48,7 +49,8 @@ final class Selection {
   int candidate = -1;
   boolean detached;
 
-  Selection(RoutingRequest request, List<Replica> replicas, long startNanos, String model,
+  /** Starts a new decision on this thread's selection, pointing at its scratch arrays. */
+  Selection reset(RoutingRequest request, List<Replica> replicas, long startNanos, String model,
       int expectedOutput, int tokensPerBlock, Scratch s) {
     this.request = request;
     this.replicas = replicas;
@@ -60,6 +62,7 @@ final class Selection {
     this.requestTokens = (long) promptTokens + expectedOutput;
     this.tokensPerBlock = tokensPerBlock;
     this.hashes = s.hashes;
+    this.blocks = 0;
     this.status = s.status;
     this.states = s.states;
     this.matched = s.matched;
@@ -68,23 +71,44 @@ final class Selection {
     this.plugin = s.plugin;
     this.slowdown = s.slowdown;
     this.cost = s.cost;
+    this.key = null;
+    this.candidate = -1;
+    this.detached = false;
+    return this;
   }
 
-  /** Copies the scratch arrays so that the selection survives its thread's next decision. */
-  void detach() {
+  /**
+   * A copy that owns its arrays, so the decision survives this thread's next one. A detached
+   * selection returns itself.
+   */
+  Selection detached() {
     if (detached) {
-      return;
+      return this;
     }
-    detached = true;
-    hashes = Arrays.copyOf(hashes, blocks);
-    status = Arrays.copyOf(status, size);
-    states = Arrays.copyOf(states, size);
-    matched = Arrays.copyOf(matched, size);
-    queue = Arrays.copyOf(queue, size);
-    prefill = Arrays.copyOf(prefill, size);
-    plugin = Arrays.copyOf(plugin, size);
-    slowdown = Arrays.copyOf(slowdown, size);
-    cost = Arrays.copyOf(cost, size);
+    Selection c = new Selection();
+    c.request = request;
+    c.replicas = replicas;
+    c.size = size;
+    c.startNanos = startNanos;
+    c.model = model;
+    c.promptTokens = promptTokens;
+    c.expectedOutput = expectedOutput;
+    c.requestTokens = requestTokens;
+    c.tokensPerBlock = tokensPerBlock;
+    c.hashes = Arrays.copyOf(hashes, blocks);
+    c.blocks = blocks;
+    c.status = Arrays.copyOf(status, size);
+    c.states = Arrays.copyOf(states, size);
+    c.matched = Arrays.copyOf(matched, size);
+    c.queue = Arrays.copyOf(queue, size);
+    c.prefill = Arrays.copyOf(prefill, size);
+    c.plugin = Arrays.copyOf(plugin, size);
+    c.slowdown = Arrays.copyOf(slowdown, size);
+    c.cost = Arrays.copyOf(cost, size);
+    c.key = key;
+    c.candidate = candidate;
+    c.detached = true;
+    return c;
   }
 
   boolean usable(int i) {
@@ -125,6 +149,8 @@ final class Selection {
     final long[] seenEpoch;
     long epoch;
     int[] best;
+    final Selection selection = new Selection();
+    boolean busy;
 
     Scratch(int maxBlocks, int maxOrdinals, int topK) {
       this.hashes = new long[maxBlocks];

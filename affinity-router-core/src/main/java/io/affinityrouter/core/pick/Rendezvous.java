@@ -1,5 +1,7 @@
 package io.affinityrouter.core.pick;
 
+import io.affinityrouter.core.prefix.BlockHasher;
+
 /**
  * Rendezvous (highest-random-weight) hashing: every gateway that knows the same key and the same
  * replicas computes the same winner without talking, and removing one replica moves only the keys it
@@ -11,12 +13,7 @@ public final class Rendezvous {
 
   /** A 64-bit hash of a replica id (FNV-1a, then mixed). */
   public static long idHash(String id) {
-    long h = 0xCBF29CE484222325L;
-    for (int i = 0; i < id.length(); i++) {
-      h ^= id.charAt(i);
-      h *= 0x100000001B3L;
-    }
-    return mix(h ^ id.length());
+    return BlockHasher.fmix(BlockHasher.stringHash(id));
   }
 
   /** A 64-bit hash of a string key (as {@link #idHash}). */
@@ -26,7 +23,7 @@ public final class Rendezvous {
 
   /** The pair's score: higher wins. */
   public static long score(long keyHash, long idHash) {
-    return mix(keyHash ^ Long.rotateLeft(idHash, 17) * 0x9E3779B97F4A7C15L);
+    return BlockHasher.fmix(keyHash ^ Long.rotateLeft(idHash, 17) * 0x9E3779B97F4A7C15L);
   }
 
   /**
@@ -36,14 +33,5 @@ public final class Rendezvous {
   public static double weightedScore(long keyHash, long idHash, double weight) {
     double u = ((score(keyHash, idHash) >>> 11) + 0.5) * 0x1.0p-53;
     return weight / -Math.log(u);
-  }
-
-  static long mix(long h) {
-    h ^= h >>> 33;
-    h *= 0xFF51AFD7ED558CCDL;
-    h ^= h >>> 33;
-    h *= 0xC4CEB9FE1A85EC53L;
-    h ^= h >>> 33;
-    return h;
   }
 }

@@ -3,8 +3,8 @@ package io.affinityrouter.core.pick;
 import java.util.random.RandomGenerator;
 
 /**
- * Least-cost-top-k: keeps the {@code k} cheapest candidates whose cost is within {@code epsilon} of
- * the cheapest fully ramped one, and picks among them at random, each weighted by its ramp (after
+ * Least-cost-top-k: keeps the {@code k} cheapest candidates whose cost is within a window of the
+ * cheapest fully ramped one, {@code max(epsilonSeconds, epsilonFraction × cheapest)}, and picks among them at random, each weighted by its ramp (after
  * AIBrix's least-request-top-k, with the request count replaced by the router's cost in seconds).
  * Several gateways that see the same costs therefore spread over near-equal replicas instead of all
  * taking the same one.
@@ -28,21 +28,32 @@ public final class TopKPicker {
 
   private final int k;
   private final double epsilonSeconds;
+  private final double epsilonFraction;
   private final long rampUpMillis;
   private final double minRampWeight;
 
   /**
    * Creates a picker.
    *
-   * @throws IllegalArgumentException if {@code k <= 0}, {@code epsilonSeconds} is negative or not
-   *     finite, {@code rampUpMillis < 0} or {@code minRampWeight} is not in (0, 1]
+   * <p>The window is relative as well as absolute so that a cached prefix is never traded for a
+   * random draw: when the cheapest replica costs little (its cache saves most of the prefill), the
+   * window shrinks with it; when every replica must prefill a long cold prompt, near-equal loads
+   * (within {@code epsilonFraction} of that cost) count as equal and are spread.
+   *
+   * @throws IllegalArgumentException if {@code k <= 0}, an epsilon is negative or not finite,
+   *     {@code rampUpMillis < 0} or {@code minRampWeight} is not in (0, 1]
    */
-  public TopKPicker(int k, double epsilonSeconds, long rampUpMillis, double minRampWeight) {
+  public TopKPicker(int k, double epsilonSeconds, double epsilonFraction, long rampUpMillis,
+      double minRampWeight) {
     if (k <= 0) {
       throw new IllegalArgumentException("topK: " + k + " (expected: > 0)");
     }
     if (!(epsilonSeconds >= 0) || Double.isInfinite(epsilonSeconds)) {
       throw new IllegalArgumentException("epsilon: " + epsilonSeconds + " (expected: >= 0)");
+    }
+    if (!(epsilonFraction >= 0) || Double.isInfinite(epsilonFraction)) {
+      throw new IllegalArgumentException(
+          "epsilonFraction: " + epsilonFraction + " (expected: >= 0)");
     }
     if (rampUpMillis < 0) {
       throw new IllegalArgumentException("rampUp: " + rampUpMillis + " ms (expected: >= 0)");
@@ -53,6 +64,7 @@ public final class TopKPicker {
     }
     this.k = k;
     this.epsilonSeconds = epsilonSeconds;
+    this.epsilonFraction = epsilonFraction;
     this.rampUpMillis = rampUpMillis;
     this.minRampWeight = minRampWeight;
   }
@@ -118,7 +130,7 @@ public final class TopKPicker {
         break;
       }
     }
-    double limit = floor + epsilonSeconds;
+    double limit = floor + Math.max(epsilonSeconds, epsilonFraction * floor);
     int window = 0;
     double totalWeight = 0;
     while (window < size && cost[best[window]] <= limit) {

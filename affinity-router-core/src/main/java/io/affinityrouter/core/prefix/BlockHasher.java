@@ -215,8 +215,8 @@ public final class BlockHasher {
     return h == 0 ? 1 : h;
   }
 
-  /** MurmurHash3's 64-bit finaliser. */
-  static long fmix(long h) {
+  /** MurmurHash3's 64-bit finaliser: a bijective mix of all 64 bits. */
+  public static long fmix(long h) {
     h ^= h >>> 33;
     h *= 0xFF51AFD7ED558CCDL;
     h ^= h >>> 33;
@@ -225,8 +225,8 @@ public final class BlockHasher {
     return h;
   }
 
-  /** A 64-bit FNV-1a hash of a string's UTF-16 units (short strings: model and tenant names). */
-  static long stringHash(String s) {
+  /** A 64-bit FNV-1a hash of a string's UTF-16 units (short strings: names and ids). */
+  public static long stringHash(String s) {
     long h = 0xCBF29CE484222325L;
     for (int i = 0; i < s.length(); i++) {
       h ^= s.charAt(i);

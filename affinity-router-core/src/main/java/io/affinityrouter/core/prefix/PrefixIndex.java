@@ -238,22 +238,16 @@ public final class PrefixIndex {
 
   /** Holders word with {@code slot} moved (or added) to the most-recent end. */
   static long withMostRecent(long holders, int slot) {
-    long kept = 0;
-    int shift = 0;
-    for (long h = holders; h != 0; h >>>= 12) {
-      long s = h & HOLDER_MASK;
-      if (s != slot) {
-        kept |= s << shift;
-        shift += 12;
-      }
-    }
-    if (shift == 12 * HOLDERS) {
+    long kept = without(holders, slot);
+    int count = (64 - Long.numberOfLeadingZeros(kept) + 11) / 12;
+    if (count == HOLDERS) {
       kept >>>= 12; // full: drop the least recent holder
-      shift -= 12;
+      count--;
     }
-    return kept | ((long) slot << shift);
+    return kept | ((long) slot << (12 * count));
   }
 
+  /** Holders word without {@code slot}, the others kept in order. */
   static long without(long holders, int slot) {
     long kept = 0;
     int shift = 0;

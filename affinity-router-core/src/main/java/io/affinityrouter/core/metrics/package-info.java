@@ -1,0 +1,27 @@
+/**
+ * Metrics-text parsers: read an inference engine's Prometheus {@code /metrics} exposition into the
+ * router's {@link io.affinityrouter.ReplicaLoad} and model states.
+ *
+ * <ul>
+ *   <li>{@link io.affinityrouter.core.metrics.PrometheusTextParser}: the text format, strict or
+ *       lenient, into {@link io.affinityrouter.core.metrics.MetricSample}s;
+ *   <li>{@link io.affinityrouter.core.metrics.EngineMetrics}: vLLM (V0 and V1 names) and SGLang
+ *       ({@code sglang:} and {@code sglang_} prefixes) families mapped to one
+ *       {@link io.affinityrouter.core.metrics.ModelMetrics} per {@code model_name};
+ *   <li>{@link io.affinityrouter.core.metrics.ThroughputTracker}: output tokens per second from
+ *       successive scrapes of the generation-token counter.
+ * </ul>
+ *
+ * <p>A gateway scrapes each replica every 50–100 ms, then:
+ *
+ * <pre>{@code
+ * EngineMetrics m = tracker.update(EngineMetrics.parse(body), ticker.read());
+ * Replica r = replica.toBuilder().models(m.modelStates()).load(m.replicaLoad()).build();
+ * }</pre>
+ *
+ * <p>Null-marked: no parameter accepts {@code null} and no method returns it.
+ */
+@NullMarked
+package io.affinityrouter.core.metrics;
+
+import org.jspecify.annotations.NullMarked;

@@ -1,0 +1,107 @@
+package io.affinityrouter.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.affinityrouter.Replica;
+import io.affinityrouter.ReplicaLoad;
+import io.affinityrouter.Router;
+import io.affinityrouter.RoutingDecision;
+import io.affinityrouter.RoutingReason;
+import io.affinityrouter.RoutingRequest;
+import io.affinityrouter.core.prefix.BlockHasher;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** Bad input gets a documented IllegalArgumentException or a not-routed decision, never corruption. */
+class BadInputTest {
+  private final Router router = AffinityRouter.builder().build();
+
+  @Test
+  void sessionIdsAreCheckedAtTheBoundary() {
+    assertThatThrownBy(() -> RoutingRequest.builder().sessionId(null))
+        .isInstanceOf(NullPointerException.class).hasMessage("sessionId");
+    assertThatThrownBy(() -> RoutingRequest.builder().sessionId("  "))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("sessionId: blank (expected: a non-blank string)");
+    assertThatThrownBy(() -> RoutingRequest.builder().sessionId("x".repeat(257)))
+        .hasMessage("sessionId: 257 bytes (expected: <= 256 bytes in UTF-8)");
+    // 100 characters, 300 bytes in UTF-8.
+    assertThatThrownBy(() -> RoutingRequest.builder().sessionId("€".repeat(100)))
+        .hasMessage("sessionId: 300 bytes (expected: <= 256 bytes in UTF-8)");
+    assertThat(RoutingRequest.builder().sessionId("x".repeat(256)).promptTokens(new int[1])
+        .build().sessionId()).hasValue("x".repeat(256));
+  }
+
+  @Test
+  void aRequestNeedsAPrompt() {
+    assertThatThrownBy(() -> RoutingRequest.builder().sessionId("s").build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("prompt: none (expected: promptTokens, promptText or promptBlockHashes)");
+  }
+
+  @Test
+  void emptyReplicaListIsNotRouted() {
+    RoutingDecision d = router.select(Prompts.session("s", new int[64]), List.of());
+    assertThat(d.isRouted()).isFalse();
+    assertThat(d.reason()).isEqualTo(RoutingReason.NO_REPLICA);
+    assertThatThrownBy(d::replica).isInstanceOf(IllegalStateException.class)
+        .hasMessage("not routed: NO_REPLICA");
+  }
+
+  @Test
+  void duplicateReplicaIdsAreRefusedWithoutLeakingAnything() {
+    List<Replica> dup = List.of(Replica.of("a"), Replica.of("b"), Replica.of("a"));
+    assertThatThrownBy(() -> router.select(Prompts.session("s", new int[64]), dup))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("replicas: duplicate id a");
+    // Nothing was admitted or bound: the next decision sees idle replicas and claims afresh.
+    RoutingDecision d = router.select(Prompts.session("s", new int[64]), List.of(Replica.of("a")));
+    assertThat(d.reason()).isEqualTo(RoutingReason.SESSION_CLAIMED);
+    assertThat(d.scores().queueSeconds()).isZero();
+  }
+
+  @Test
+  void negativeOrNanLoadFiguresAreRefused() {
+    assertThatThrownBy(() -> ReplicaLoad.builder().runningRequests(-1))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("runningRequests: -1 (expected: >= 0)");
+    assertThatThrownBy(() -> ReplicaLoad.builder().kvUsage(Double.NaN))
+        .hasMessage("kvUsage: NaN (expected: 0..1)");
+    assertThatThrownBy(() -> ReplicaLoad.builder().kvUsage(1.5))
+        .hasMessage("kvUsage: 1.5 (expected: 0..1)");
+    assertThatThrownBy(() -> ReplicaLoad.builder().outputTokensPerSecond(Double.NaN))
+        .hasMessage("outputTokensPerSecond: NaN (expected: a finite number >= 0)");
+    assertThatThrownBy(() -> ReplicaLoad.builder().kvCapacityTokens(-5))
+        .hasMessage("kvCapacityTokens: -5 (expected: >= 0)");
+  }
+
+  @Test
+  void aMillionTokenPromptRoutesWithItsHashingCapped() {
+    int[] huge = new int[1_000_000];
+    RoutingDecision d = router.select(Prompts.session("big", huge), Prompts.replicas(3));
+    assertThat(d.isRouted()).isTrue();
+    assertThat(d.promptBlocks()).isEqualTo(BlockHasher.DEFAULT_MAX_PROMPT_BLOCKS);
+    // Its full size still counts as prefill work: 1M tokens at 40k tokens/s.
+    assertThat(d.scores().prefillSeconds()).isGreaterThan(20);
+    d.lease().close();
+  }
+
+  @Test
+  void builderOptionsAreValidated() {
+    assertThatThrownBy(() -> AffinityRouter.builder().topK(0))
+        .isInstanceOf(IllegalArgumentException.class).hasMessage("topK: 0 (expected: > 0)");
+    assertThatThrownBy(() -> AffinityRouter.builder().bindingTtl(java.time.Duration.ZERO))
+        .hasMessage("bindingTtl: PT0S (expected: > 0)");
+    assertThatThrownBy(() -> AffinityRouter.builder().prefixIndexEntries(5))
+        .hasMessage("prefixIndexEntries: 5 (expected: >= 1024)");
+    assertThatThrownBy(() -> AffinityRouter.builder().repinThreshold(0.5,
+        java.time.Duration.ZERO)).hasMessage("repinCostRatio: 0.5 (expected: >= 1)");
+    assertThatThrownBy(() -> AffinityRouter.builder().epsilon(Double.NaN, 0))
+        .hasMessage("epsilonSeconds: NaN (expected: >= 0 and finite)");
+    assertThatThrownBy(() -> Replica.builder(" "))
+        .hasMessage("id: blank (expected: a non-blank string)");
+    assertThatThrownBy(() -> Replica.builder("a").maxInFlightRequests(0))
+        .hasMessage("maxInFlightRequests: 0 (expected: > 0)");
+  }
+}

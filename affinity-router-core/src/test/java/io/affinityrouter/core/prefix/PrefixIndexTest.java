@@ -1,0 +1,112 @@
+package io.affinityrouter.core.prefix;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+class PrefixIndexTest {
+  private final int[] depth = new int[PrefixIndex.MAX_ORDINALS];
+  private final int[] ordinals = new int[PrefixIndex.MAX_ORDINALS];
+
+  static long[] chain(long seed, int n) {
+    SplittableRandom r = new SplittableRandom(seed);
+    long[] h = new long[n];
+    for (int i = 0; i < n; i++) {
+      h[i] = r.nextLong() | 1;
+    }
+    return h;
+  }
+
+  private int match(PrefixIndex index, long[] hashes, int n) {
+    java.util.Arrays.fill(depth, 0);
+    return index.match(hashes, n, depth, ordinals);
+  }
+
+  @Test
+  void findsEachReplicasDepth() {
+    PrefixIndex index = new PrefixIndex(1 << 16);
+    long[] prompt = chain(1, 500);
+    index.record(prompt, 100, 0, 0);
+    index.record(prompt, 333, 1, 0);
+    index.record(prompt, 500, 2, 0);
+    index.record(chain(2, 50), 50, 3, 0); // another prompt
+    assertThat(match(index, prompt, 500)).isEqualTo(3);
+    assertThat(depth[0]).isEqualTo(100);
+    assertThat(depth[1]).isEqualTo(333);
+    assertThat(depth[2]).isEqualTo(500);
+    assertThat(depth[3]).isZero();
+    assertThat(match(index, prompt, 50)).isEqualTo(3);
+    assertThat(depth[0]).isEqualTo(50);
+  }
+
+  @Test
+  void theBoundHoldsAfterTenTimesAsManyInsertions() {
+    PrefixIndex index = new PrefixIndex(10_000);
+    for (int p = 0; p < 100; p++) {
+      index.record(chain(p, 1000), 1000, p % 8, 0);
+    }
+    assertThat(index.size()).isLessThanOrEqualTo(10_000 + 64); // per-segment rounding
+    assertThat(index.size()).isGreaterThan(9_000);
+  }
+
+  @Test
+  void recentlyUsedPrefixesSurviveEviction() {
+    PrefixIndex index = new PrefixIndex(4096);
+    long[] hot = chain(-1, 64);
+    for (int p = 0; p < 200; p++) {
+      index.record(hot, 64, 0, 64); // touched on every decision (sampled refresh)
+      index.record(hot, 64, 0, 0); // and fully re-recorded now and then
+      index.record(chain(p, 100), 100, 1, 0);
+    }
+    assertThat(match(index, hot, 64)).isEqualTo(1);
+    assertThat(depth[0]).isGreaterThan(56);
+    int alive = 0;
+    for (int p = 0; p < 10; p++) {
+      alive += match(index, chain(p, 100), 100);
+    }
+    assertThat(alive).isZero(); // the oldest cold prompts went first
+  }
+
+  @Test
+  void aBlockKeepsItsFourMostRecentHolders() {
+    PrefixIndex index = new PrefixIndex(4096);
+    long[] p = chain(5, 10);
+    for (int r = 0; r < 6; r++) {
+      index.record(p, 10, r, 0);
+    }
+    assertThat(match(index, p, 10)).isEqualTo(4);
+    assertThat(depth[0]).isZero();
+    assertThat(depth[1]).isZero();
+    assertThat(depth[2]).isEqualTo(10);
+    assertThat(depth[5]).isEqualTo(10);
+  }
+
+  @Test
+  void removalsAreExact() {
+    PrefixIndex index = new PrefixIndex(4096);
+    long[] p = chain(6, 20);
+    index.record(p, 20, 0, 0);
+    index.record(p, 20, 1, 0);
+    for (int i = 10; i < 20; i++) {
+      index.remove(p[i], 0);
+    }
+    assertThat(match(index, p, 20)).isEqualTo(2);
+    assertThat(depth[0]).isEqualTo(10);
+    assertThat(depth[1]).isEqualTo(20);
+    index.removeAll(1);
+    assertThat(match(index, p, 20)).isEqualTo(1);
+    assertThat(index.holds(p[0], 1)).isFalse();
+    assertThat(index.size()).isEqualTo(10);
+  }
+
+  @Test
+  void badArgumentsAreRefused() {
+    assertThatThrownBy(() -> new PrefixIndex(10))
+        .hasMessageStartingWith("maxEntries: 10 (expected: 1024..");
+    PrefixIndex index = new PrefixIndex(4096);
+    assertThatThrownBy(() -> index.add(1, PrefixIndex.MAX_ORDINALS))
+        .hasMessage("ordinal: 4095 (expected: 0..4093)");
+  }
+}

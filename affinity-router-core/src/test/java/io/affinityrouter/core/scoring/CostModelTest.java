@@ -1,0 +1,65 @@
+package io.affinityrouter.core.scoring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
+
+import io.affinityrouter.ReplicaLoad;
+import io.affinityrouter.core.TestClock;
+import io.affinityrouter.core.load.LoadTracker;
+import io.affinityrouter.core.load.ReplicaState;
+import org.junit.jupiter.api.Test;
+
+class CostModelTest {
+  private final CostModel model = new CostModel(40_000, 512);
+  private final LoadTracker tracker = new LoadTracker(10, new TestClock());
+
+  @Test
+  void prefillIsUncachedTokensOverThroughputTimesBatchSlowdown() {
+    assertThat(model.prefillSeconds(8000, model.slowdown(0))).isCloseTo(0.2, within(1e-9));
+    assertThat(model.prefillSeconds(8000, model.slowdown(512))).isCloseTo(0.4, within(1e-9));
+  }
+
+  @Test
+  void queueCountsTheLargerOfOwnPrefillWorkAndTheEnginesWaitingRequests() {
+    ReplicaState s = tracker.state("a");
+    ReplicaLoad idle = ReplicaLoad.UNKNOWN;
+    assertThat(model.queueSeconds(idle, s, tracker, 1000, 0, 1)).isZero();
+    ReplicaLoad waiting = ReplicaLoad.builder().waitingRequests(4).build();
+    // 4 waiting × 1,024 average uncached prompt tokens / 40k tokens/s.
+    assertThat(model.queueSeconds(waiting, s, tracker, 1000, 0, 1))
+        .isCloseTo(4 * LoadTracker.PROMPT_TOKENS_PRIOR / 40_000, within(1e-9));
+    assertThat(s.tryAcquire(100, Long.MAX_VALUE, 20_000)).isTrue();
+    tracker.open(s, 20_000, 20_000, 0);
+    assertThat(model.queueSeconds(waiting, s, tracker, 1000, 1, 1))
+        .isCloseTo(0.5, within(1e-9)); // own 20k tokens beat the stale snapshot
+  }
+
+  @Test
+  void aFullKvCacheAddsTheTimeToFreeTheDeficit() {
+    ReplicaState s = tracker.state("b");
+    ReplicaLoad full = ReplicaLoad.builder().kvCapacityTokens(100_000).kvUsage(0.99)
+        .outputTokensPerSecond(2_000).build();
+    double q = model.queueSeconds(full, s, tracker, 3_000, 10, 1);
+    // deficit 2,000 tokens; freed at 2,000 tok/s / 256 output per request × 1,280 tokens each.
+    assertThat(q).isCloseTo(2_000 / (2_000.0 / 256 * 1_280), within(1e-9));
+    ReplicaLoad roomy = full.toBuilder().kvUsage(0.5).build();
+    assertThat(model.queueSeconds(roomy, s, tracker, 3_000, 10, 1)).isZero();
+  }
+
+  @Test
+  void aCachedPrefixWinsUntilItsQueueCostsMoreThanTheRecompute() {
+    double slow = model.slowdown(0);
+    double recompute = model.prefillSeconds(8_000, slow);
+    double cachedWithQueue = model.prefillSeconds(500, slow) + 7_000 / 40_000.0;
+    double cachedWithLongerQueue = model.prefillSeconds(500, slow) + 8_000 / 40_000.0;
+    assertThat(cachedWithQueue).isLessThan(recompute);
+    assertThat(cachedWithLongerQueue).isGreaterThan(recompute);
+  }
+
+  @Test
+  void badSettingsAreRefused() {
+    assertThatThrownBy(() -> new CostModel(0, 1))
+        .hasMessage("prefillTokensPerSecond: 0.0 (expected: > 0 and finite)");
+  }
+}
