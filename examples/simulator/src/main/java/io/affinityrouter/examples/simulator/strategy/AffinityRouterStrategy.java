@@ -54,7 +54,7 @@ final class AffinityRouterStrategy implements RoutingStrategy {
 
   /**
    * A variant of the real router with some builder options changed, for tuning: {@code settings}
-   * maps option names to values. Options: {@code topK}, {@code epsilonSeconds},
+   * maps option names to values. Options: {@code topK}, {@code epsilonSeconds}, {@code epsilonFraction},
    * {@code repinRatio}, {@code repinSlackMillis}, {@code affinityCachedFraction},
    * {@code placementBlocks}, {@code prefillTokensPerSecond}, {@code batchSlowdownSequences},
    * {@code sessions} ({@code false} to drop session ids).
@@ -79,14 +79,18 @@ final class AffinityRouterStrategy implements RoutingStrategy {
       if (copy.containsKey("repinSlackMillis")) {
         repinSlack = Long.parseLong(copy.get("repinSlackMillis"));
       }
+      double epsilonSeconds = Double.parseDouble(copy.getOrDefault("epsilonSeconds",
+          String.valueOf(AffinityRouter.Builder.DEFAULT_EPSILON_SECONDS)));
+      double epsilonFraction = Double.parseDouble(copy.getOrDefault("epsilonFraction",
+          String.valueOf(AffinityRouter.Builder.DEFAULT_EPSILON_FRACTION)));
       double ratio = repinRatio;
       Duration slack = Duration.ofMillis(repinSlack);
       UnaryOperator<AffinityRouter.Builder> tuning = b -> {
         b.repinThreshold(ratio, slack);
+        b.epsilon(epsilonSeconds, epsilonFraction);
         copy.forEach((k, v) -> {
           switch (k) {
             case "topK" -> b.topK(Integer.parseInt(v));
-            case "epsilonSeconds" -> b.epsilonSeconds(Double.parseDouble(v));
             case "affinityCachedFraction" -> b.affinityCachedFraction(Double.parseDouble(v));
             case "placementBlocks" -> b.placementBlocks(Integer.parseInt(v));
             case "prefillTokensPerSecond" -> b.prefillTokensPerSecond(Double.parseDouble(v));
@@ -104,7 +108,7 @@ final class AffinityRouterStrategy implements RoutingStrategy {
     }
   }
 
-  private static final List<String> OPTIONS = List.of("topK", "epsilonSeconds", "repinRatio",
+  private static final List<String> OPTIONS = List.of("topK", "epsilonSeconds", "epsilonFraction", "repinRatio",
       "repinSlackMillis", "affinityCachedFraction", "placementBlocks", "prefillTokensPerSecond",
       "batchSlowdownSequences", "sessions");
 
