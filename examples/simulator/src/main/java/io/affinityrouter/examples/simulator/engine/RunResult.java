@@ -25,6 +25,7 @@ import org.HdrHistogram.Histogram;
  * @param makespanNanos first arrival to last completion
  * @param busyNanos per replica, time spent in engine steps
  * @param moves session turns routed to another replica than the session's previous turn, by reason
+ *     (sorted by reason)
  * @param repins session bindings moved by the strategy
  * @param loadSeries per scrape sample, each replica's running + waiting requests (-1 when not ready)
  * @param sampleNanos simulated time between two load samples

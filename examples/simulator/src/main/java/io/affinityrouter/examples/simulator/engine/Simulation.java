@@ -13,6 +13,7 @@ import io.affinityrouter.examples.simulator.workload.SegmentKeys;
 import io.affinityrouter.examples.simulator.workload.SimRequest;
 import io.affinityrouter.examples.simulator.workload.Workload;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -22,6 +23,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.Consumer;
 import org.HdrHistogram.Histogram;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A discrete-event simulation of one strategy on one workload: gateways route arriving requests
@@ -179,7 +181,8 @@ public final class Simulation implements ReplicaEngine.Listener {
     }
     return new RunResult(entry.name(), workload.name(), workload.size(), completed, dropped,
         notRouted, failedOver, inputTokens, cachedTokens, boundTokens, recomputed, outputTokens,
-        ttft, e2e, Math.max(0, lastCompletion - firstArrival), busy, Map.copyOf(moves), repins,
+        ttft, e2e, Math.max(0, lastCompletion - firstArrival), busy,
+        Collections.unmodifiableMap(new TreeMap<>(moves)), repins,
         List.copyOf(loadSeries), config.scrapeIntervalNanos());
   }
 
@@ -327,7 +330,7 @@ public final class Simulation implements ReplicaEngine.Listener {
       ReplicaEngine e = engines[i];
       long generated = e.generatedTokens();
       ReplicaLoad load;
-      Replica previous = scraped ? null : findReplica(i);
+      @Nullable Replica previous = scraped ? null : findReplica(i);
       if (previous != null) {
         load = previous.load();
       } else {
@@ -350,7 +353,7 @@ public final class Simulation implements ReplicaEngine.Listener {
     }
   }
 
-  private Replica findReplica(int index) {
+  private @Nullable Replica findReplica(int index) {
     String id = replicaId(index);
     for (Replica r : replicas) {
       if (r.id().equals(id)) {

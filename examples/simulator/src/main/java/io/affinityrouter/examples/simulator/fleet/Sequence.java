@@ -1,6 +1,7 @@
 package io.affinityrouter.examples.simulator.fleet;
 
 import io.affinityrouter.examples.simulator.workload.SimRequest;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One request inside a replica's engine: how much of its prompt was cached, prefilled, and how many
@@ -10,7 +11,7 @@ public final class Sequence {
   private final SimRequest request;
   private final int[] segmentBlocks;
   private final int outputBlocks;
-  private final Object attachment;
+  private final @Nullable Object attachment;
   int matchedSegments = -1;
   int cachedTokens;
   int prefilled;
@@ -25,7 +26,7 @@ public final class Sequence {
    * @param config the engine configuration (for block sizes)
    * @param attachment the simulation's bookkeeping for the request, returned to its listener
    */
-  public Sequence(SimRequest request, EngineConfig config, Object attachment) {
+  public Sequence(SimRequest request, EngineConfig config, @Nullable Object attachment) {
     this.request = request;
     int[] tokens = request.segmentTokens();
     this.segmentBlocks = new int[tokens.length];
@@ -42,7 +43,7 @@ public final class Sequence {
   }
 
   /** The simulation's bookkeeping object given at construction. */
-  public Object attachment() {
+  public @Nullable Object attachment() {
     return attachment;
   }
 

@@ -1,6 +1,7 @@
 package io.affinityrouter.examples.simulator.strategy;
 
 import io.affinityrouter.RequestLease;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A strategy's choice for one request.
@@ -12,7 +13,8 @@ import io.affinityrouter.RequestLease;
  * @param repin whether the strategy moved a pinned session (a binding changed)
  * @param lease the real router's lease, closed when the request finishes; null for emulations
  */
-public record Route(int replicaIndex, String reason, boolean repin, RequestLease lease) {
+public record Route(int replicaIndex, String reason, boolean repin,
+    @Nullable RequestLease lease) {
 
   /** A route of an emulated strategy (no binding, no lease). */
   public static Route of(int replicaIndex, String reason) {

@@ -1,6 +1,7 @@
 package io.affinityrouter.examples.simulator.workload;
 
 import java.util.Arrays;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One inference request of a workload: its prompt as a chain of segments (trace block ids with their
@@ -17,7 +18,7 @@ import java.util.Arrays;
  */
 public final class SimRequest {
   private final long id;
-  private final String session;
+  private final @Nullable String session;
   private final long delayNanos;
   private final long[] segmentIds;
   private final int[] segmentTokens;
@@ -26,7 +27,7 @@ public final class SimRequest {
   private final int outputTokens;
   private final long answerId;
   private final long answerKey;
-  private SimRequest next;
+  private @Nullable SimRequest next;
 
   /**
    * Creates a request.
@@ -40,7 +41,7 @@ public final class SimRequest {
    * @param answerId the id of the answer as a segment the next turn repeats, or {@code -1}
    * @throws IllegalArgumentException on empty or mismatched arrays or non-positive sizes
    */
-  public SimRequest(long id, String session, long delayNanos, long[] segmentIds,
+  public SimRequest(long id, @Nullable String session, long delayNanos, long[] segmentIds,
       int[] segmentTokens, int outputTokens, long answerId) {
     if (segmentIds.length == 0 || segmentIds.length != segmentTokens.length) {
       throw new IllegalArgumentException("segments: " + segmentIds.length + " ids, "
@@ -81,7 +82,7 @@ public final class SimRequest {
   }
 
   /** The session id, or null when the request has none. */
-  public String session() {
+  public @Nullable String session() {
     return session;
   }
 
@@ -143,7 +144,7 @@ public final class SimRequest {
   }
 
   /** The next turn of the session, or null. */
-  public SimRequest next() {
+  public @Nullable SimRequest next() {
     return next;
   }
 
