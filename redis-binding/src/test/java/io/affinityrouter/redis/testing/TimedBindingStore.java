@@ -1,0 +1,58 @@
+package io.affinityrouter.redis.testing;
+
+import io.affinityrouter.spi.Binding;
+import io.affinityrouter.spi.BindingKey;
+import io.affinityrouter.spi.BindingStore;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+
+/**
+ * Wraps a store and records the longest time its methods held the calling thread (they must not
+ * block): evidence that a slow select came from elsewhere (scheduling, GC) and not from the store.
+ */
+public final class TimedBindingStore implements BindingStore {
+  private final BindingStore delegate;
+  private final AtomicLong maxSyncNanos = new AtomicLong();
+
+  public TimedBindingStore(BindingStore delegate) {
+    this.delegate = delegate;
+  }
+
+  /** The longest synchronous call since the last reset, in nanoseconds; resets it. */
+  public long takeMaxSyncNanos() {
+    return maxSyncNanos.getAndSet(0);
+  }
+
+  private <T> T timed(Supplier<T> call) {
+    long start = System.nanoTime();
+    try {
+      return call.get();
+    } finally {
+      maxSyncNanos.accumulateAndGet(System.nanoTime() - start, Math::max);
+    }
+  }
+
+  @Override
+  public CompletionStage<Binding> getOrClaim(BindingKey key, String candidateReplicaId, Duration ttl) {
+    return timed(() -> delegate.getOrClaim(key, candidateReplicaId, ttl));
+  }
+
+  @Override
+  public CompletionStage<Binding> repin(BindingKey key, long expectedGeneration, String newReplicaId,
+      Duration ttl) {
+    return timed(() -> delegate.repin(key, expectedGeneration, newReplicaId, ttl));
+  }
+
+  @Override
+  public CompletionStage<Optional<Binding>> get(BindingKey key) {
+    return timed(() -> delegate.get(key));
+  }
+
+  @Override
+  public void close() {
+    delegate.close();
+  }
+}
