@@ -1,10 +1,7 @@
 package io.affinityrouter.examples.simulator.report;
 
 import io.affinityrouter.examples.simulator.engine.RunResult;
-import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -124,13 +121,6 @@ public final class HtmlReporter {
    * @throws UncheckedIOException if it cannot be written
    */
   public static void write(List<RunResult> results, Path file) {
-    try {
-      if (file.getParent() != null) {
-        Files.createDirectories(file.getParent());
-      }
-      Files.writeString(file, format(results), StandardCharsets.UTF_8);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    ReportFile.write(file, format(results));
   }
 }

@@ -37,22 +37,14 @@ final class DynamoKvCostStrategy implements RoutingStrategy {
     int bs = fleet.blockSize();
     blockSize = bs;
     int promptBlocks = (request.inputTokens() + bs - 1) / bs;
-    int best = -1;
-    double bestCost = Double.POSITIVE_INFINITY;
-    int ties = 0;
-    for (Replica r : rs) {
-      int idx = fleet.indexOf(r);
+    double[] costs = new double[rs.size()];
+    for (int i = 0; i < costs.length; i++) {
+      int idx = fleet.indexOf(rs.get(i));
       int cachedBlocks = fleet.exactCachedTokens(idx, request) / bs;
-      double cost = OVERLAP_WEIGHT * (promptBlocks - cachedBlocks)
+      costs[i] = OVERLAP_WEIGHT * (promptBlocks - cachedBlocks)
           + activeBlocks.getOrDefault(idx, 0L);
-      if (cost < bestCost) {
-        bestCost = cost;
-        best = idx;
-        ties = 1;
-      } else if (cost == bestCost && random.nextInt(++ties) == 0) {
-        best = idx;
-      }
     }
+    int best = LeastLoaded.lowest(rs, costs, fleet, random);
     activeBlocks.merge(best, (long) blocksOf(request, bs), Long::sum);
     return Route.of(best, "kv-cost");
   }

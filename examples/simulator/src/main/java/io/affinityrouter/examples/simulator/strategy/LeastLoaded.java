@@ -5,28 +5,40 @@ import java.util.List;
 import java.util.random.RandomGenerator;
 
 /**
- * Picks, among replicas, the one with the fewest requests this gateway has in flight there, ties
- * broken uniformly at random (the fallback most routers share). Stateless and thread-safe.
+ * The choices most routers share: the lowest of per-replica costs with ties broken uniformly at
+ * random, and the least-loaded replica (fewest requests this gateway has in flight there).
+ * Stateless and thread-safe.
  */
 final class LeastLoaded {
   private LeastLoaded() {}
 
-  /** The fleet index of the least-loaded replica of {@code candidates}. */
-  static int pick(List<Replica> candidates, FleetView fleet, RandomGenerator random) {
+  /**
+   * The fleet index of the replica of {@code candidates} with the lowest {@code costs[i]} (costs in
+   * the order of the candidates), ties uniformly at random.
+   */
+  static int lowest(List<Replica> candidates, double[] costs, FleetView fleet,
+      RandomGenerator random) {
     int best = -1;
-    int bestLoad = Integer.MAX_VALUE;
+    double bestCost = Double.POSITIVE_INFINITY;
     int ties = 0;
-    for (Replica r : candidates) {
-      int idx = fleet.indexOf(r);
-      int load = fleet.localInFlight(idx);
-      if (load < bestLoad) {
-        best = idx;
-        bestLoad = load;
+    for (int i = 0; i < candidates.size(); i++) {
+      if (best < 0 || costs[i] < bestCost) {
+        best = i;
+        bestCost = costs[i];
         ties = 1;
-      } else if (load == bestLoad && random.nextInt(++ties) == 0) {
-        best = idx;
+      } else if (costs[i] == bestCost && random.nextInt(++ties) == 0) {
+        best = i;
       }
     }
-    return best;
+    return fleet.indexOf(candidates.get(best));
+  }
+
+  /** The fleet index of the least-loaded replica of {@code candidates}. */
+  static int pick(List<Replica> candidates, FleetView fleet, RandomGenerator random) {
+    double[] loads = new double[candidates.size()];
+    for (int i = 0; i < loads.length; i++) {
+      loads[i] = fleet.localInFlight(fleet.indexOf(candidates.get(i)));
+    }
+    return lowest(candidates, loads, fleet, random);
   }
 }

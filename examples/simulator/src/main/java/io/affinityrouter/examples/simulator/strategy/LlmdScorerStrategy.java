@@ -48,24 +48,16 @@ final class LlmdScorerStrategy implements RoutingStrategy {
       minQ = Math.min(minQ, q);
       maxQ = Math.max(maxQ, q);
     }
-    int best = -1;
-    double bestScore = Double.NEGATIVE_INFINITY;
-    int ties = 0;
-    for (Replica r : rs) {
-      int idx = fleet.indexOf(r);
+    double[] negatedScores = new double[rs.size()];
+    for (int i = 0; i < negatedScores.length; i++) {
+      Replica r = rs.get(i);
       ReplicaLoad load = r.load();
-      double prefix = (double) lru.matchedTokens(idx, request) / request.inputTokens();
+      double prefix = (double) lru.matchedTokens(fleet.indexOf(r), request) / request.inputTokens();
       double queue = maxQ == minQ ? 1.0 : (double) (maxQ - load.waitingRequests()) / (maxQ - minQ);
       double kv = 1.0 - load.kvUsage().orElse(0.0);
-      double score = PREFIX_WEIGHT * prefix + QUEUE_WEIGHT * queue + KV_WEIGHT * kv;
-      if (score > bestScore) {
-        bestScore = score;
-        best = idx;
-        ties = 1;
-      } else if (score == bestScore && random.nextInt(++ties) == 0) {
-        best = idx;
-      }
+      negatedScores[i] = -(PREFIX_WEIGHT * prefix + QUEUE_WEIGHT * queue + KV_WEIGHT * kv);
     }
+    int best = LeastLoaded.lowest(rs, negatedScores, fleet, random);
     lru.record(best, request);
     return Route.of(best, "score");
   }
