@@ -118,6 +118,10 @@ public final class Simulation implements ReplicaEngine.Listener {
       KvCache cache = shared != null ? shared
           : new KvCache(config.engine().kvBlocks(), config.engine().prefixCaching());
       engines[i] = new ReplicaEngine(i, config.engine(), cache);
+      String id = replicaId(i);
+      if (shared == null) {
+        cache.onEviction(key -> segmentEvicted(id, key));
+      }
       indexById.put(replicaId(i), i);
     }
     live = new boolean[n];
@@ -136,6 +140,12 @@ public final class Simulation implements ReplicaEngine.Listener {
     for (int g = 0; g < views.length; g++) {
       views[g] = new GatewayView(clock, engines, config.engine(), indexById, inFlight[g],
           readyNanos);
+    }
+  }
+
+  private void segmentEvicted(String replicaId, long key) {
+    for (RoutingStrategy s : strategies) {
+      s.onSegmentEvicted(replicaId, key);
     }
   }
 
@@ -269,6 +279,10 @@ public final class Simulation implements ReplicaEngine.Listener {
   public void onFirstToken(ReplicaEngine engine, Sequence s, long nowNanos) {
     Job job = (Job) s.attachment();
     strategies[job.gateway].onFirstToken(job.request, job.route);
+    String id = replicaId(engine.index());
+    for (RoutingStrategy strategy : strategies) {
+      strategy.onPrefixStored(id, job.request, s.cachedTokens(), job.request.inputTokens());
+    }
     if (job.firstTokenSeen) {
       return;
     }
@@ -287,8 +301,14 @@ public final class Simulation implements ReplicaEngine.Listener {
     outputTokens += s.generated();
     e2e.recordValue(Math.max(1, (nowNanos - job.arrival) / 1000));
     lastCompletion = Math.max(lastCompletion, nowNanos);
-    if (job.request.hasAnswerSegment()) {
+    SimRequest next = job.request.next();
+    if (job.request.hasAnswerSegment() && next != null) {
       seen.add(job.request.answerKey());
+      String id = replicaId(engine.index());
+      int from = job.request.inputTokens();
+      for (RoutingStrategy strategy : strategies) {
+        strategy.onPrefixStored(id, next, from, from + job.request.outputTokens());
+      }
     }
     end(job, s.generated());
   }
@@ -370,6 +390,9 @@ public final class Simulation implements ReplicaEngine.Listener {
       readyNanos[idx] = clock.nanos();
     } else {
       live[idx] = false;
+      for (RoutingStrategy strategy : strategies) {
+        strategy.onReplicaCleared(replicaId(idx));
+      }
       for (Sequence s : engines[idx].drainAll()) {
         Job job = (Job) s.attachment();
         failedOver++;

@@ -4,6 +4,7 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.LongConsumer;
 
 /**
  * The KV cache of one replica, at the granularity of prompt segments (a trace's hash-id block, or a
@@ -41,6 +42,7 @@ public final class KvCache {
   private long freeListBlocks;
   private long reservedBlocks;
   private long evictedBlocks;
+  private LongConsumer evictionListener = key -> { };
 
   /**
    * Creates a cache.
@@ -56,6 +58,11 @@ public final class KvCache {
     }
     this.capacityBlocks = capacityBlocks;
     this.prefixCaching = prefixCaching;
+  }
+
+  /** Sets what is told the key of each evicted segment (as an engine's KV events would). */
+  public void onEviction(LongConsumer listener) {
+    this.evictionListener = listener;
   }
 
   /** A cache that never runs out of space (for the infinite-cache bound). */
@@ -210,6 +217,7 @@ public final class KvCache {
       freeListBlocks -= blocks;
       entryBlocks -= blocks;
       evictedBlocks += blocks;
+      evictionListener.accept(victim.getKey());
     }
   }
 

@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.SplittableRandom;
 import java.util.function.UnaryOperator;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The real router ({@link AffinityRouter}) on simulated time: one {@link Router} per gateway, built
@@ -28,9 +29,10 @@ final class AffinityRouterStrategy implements RoutingStrategy {
   private final Router router;
   private final PromptTokens tokens;
   private final boolean sessions;
+  private final @Nullable KvEventFeed kvEvents;
 
   private AffinityRouterStrategy(StrategyContext context, int gateway, boolean sessions,
-      UnaryOperator<AffinityRouter.Builder> tuning) {
+      boolean kvEvents, UnaryOperator<AffinityRouter.Builder> tuning) {
     InMemoryBindingStore store = context.shared("affinity-router.store",
         () -> InMemoryBindingStore.builder().clock(context.clock()).build());
     this.tokens = context.shared("affinity-router.tokens", PromptTokens::new);
@@ -40,16 +42,22 @@ final class AffinityRouterStrategy implements RoutingStrategy {
         .random(new SplittableRandom(context.seedFor(gateway))))
         .build();
     this.sessions = sessions;
+    this.kvEvents = kvEvents
+        ? context.shared("affinity-router.kv-events", () -> new KvEventFeed(tokens)) : null;
   }
 
-  /** The registered variants: the defaults, and the defaults without session ids (prefix only). */
+  /**
+   * The registered variants: the defaults, and the defaults without session ids (prefix locality
+   * and load only). The KV-event-fed router is a {@link #variant} ({@code kvEvents:true}), left out
+   * of the default comparison to keep it short.
+   */
   static List<StrategyRegistry.Entry> entries() {
     return List.of(
         new StrategyRegistry.Entry("affinity-router", "the real router, default configuration",
-            (c, g) -> new AffinityRouterStrategy(c, g, true, b -> b), false),
+            (c, g) -> new AffinityRouterStrategy(c, g, true, false, b -> b), false),
         new StrategyRegistry.Entry("affinity-router-nosess",
             "the real router, requests without session ids (prefix locality and load only)",
-            (c, g) -> new AffinityRouterStrategy(c, g, false, b -> b), false));
+            (c, g) -> new AffinityRouterStrategy(c, g, false, false, b -> b), false));
   }
 
   /**
@@ -57,13 +65,15 @@ final class AffinityRouterStrategy implements RoutingStrategy {
    * maps option names to values. Options: {@code topK}, {@code epsilonSeconds}, {@code epsilonFraction},
    * {@code repinRatio}, {@code repinSlackMillis}, {@code affinityCachedFraction},
    * {@code placementBlocks}, {@code prefillTokensPerSecond}, {@code batchSlowdownSequences},
-   * {@code sessions} ({@code false} to drop session ids).
+   * {@code sessions} ({@code false} to drop session ids), {@code kvEvents} ({@code true} to feed the
+   * engines' KV events).
    *
    * @throws IllegalArgumentException on an unknown option or a bad value
    */
   static StrategyRegistry.Entry variant(String name, Map<String, String> settings) {
     Map<String, String> copy = new TreeMap<>(settings);
     boolean sessions = !"false".equals(copy.getOrDefault("sessions", "true"));
+    boolean kv = "true".equals(copy.getOrDefault("kvEvents", "false"));
     double repinRatio = AffinityRouter.Builder.DEFAULT_REPIN_COST_RATIO;
     long repinSlack = AffinityRouter.Builder.DEFAULT_REPIN_SLACK.toMillis();
     for (String key : copy.keySet()) {
@@ -102,7 +112,7 @@ final class AffinityRouterStrategy implements RoutingStrategy {
       };
       tuning.apply(AffinityRouter.builder());
       return new StrategyRegistry.Entry(name, "the real router with " + copy,
-          (c, g) -> new AffinityRouterStrategy(c, g, sessions, tuning), false);
+          (c, g) -> new AffinityRouterStrategy(c, g, sessions, kv, tuning), false);
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException("router options: " + copy + " (expected: numbers)", e);
     }
@@ -110,7 +120,7 @@ final class AffinityRouterStrategy implements RoutingStrategy {
 
   private static final List<String> OPTIONS = List.of("topK", "epsilonSeconds", "epsilonFraction", "repinRatio",
       "repinSlackMillis", "affinityCachedFraction", "placementBlocks", "prefillTokensPerSecond",
-      "batchSlowdownSequences", "sessions");
+      "batchSlowdownSequences", "sessions", "kvEvents");
 
   @Override
   public Route route(SimRequest request, FleetView fleet) {
@@ -126,6 +136,27 @@ final class AffinityRouterStrategy implements RoutingStrategy {
         + d.repinCause().map(c -> "/" + c.name()).orElse("");
     return new Route(fleet.indexOf(d.replica()), reason,
         d.reason() == RoutingReason.SESSION_REPINNED, d.lease());
+  }
+
+  @Override
+  public void onPrefixStored(String replicaId, SimRequest owner, int fromToken, int toToken) {
+    if (kvEvents != null) {
+      kvEvents.stored(router.cacheEvents(), replicaId, owner, fromToken, toToken);
+    }
+  }
+
+  @Override
+  public void onSegmentEvicted(String replicaId, long segmentKey) {
+    if (kvEvents != null) {
+      kvEvents.evicted(router.cacheEvents(), replicaId, segmentKey);
+    }
+  }
+
+  @Override
+  public void onReplicaCleared(String replicaId) {
+    if (kvEvents != null) {
+      router.cacheEvents().allBlocksCleared(replicaId);
+    }
   }
 
   @Override

@@ -25,4 +25,17 @@ public interface RoutingStrategy {
 
   /** The request finished (or failed); {@code outputTokens} it produced. */
   default void onFinished(SimRequest request, Route route, int outputTokens) {}
+
+  /**
+   * A replica's engine cached tokens {@code [fromToken, toToken)} of {@code owner}'s prompt (its
+   * prefill finished, or its answer, which the next turn repeats, was generated); tokens before
+   * {@code fromToken} were cached already. Told to every gateway, as engines' KV events are.
+   */
+  default void onPrefixStored(String replicaId, SimRequest owner, int fromToken, int toToken) {}
+
+  /** A replica's engine evicted the prompt segment with this chained key. */
+  default void onSegmentEvicted(String replicaId, long segmentKey) {}
+
+  /** A replica's engine dropped its whole cache (the replica was lost). */
+  default void onReplicaCleared(String replicaId) {}
 }
