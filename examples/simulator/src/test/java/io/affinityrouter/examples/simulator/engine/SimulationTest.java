@@ -14,7 +14,9 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class SimulationTest {
-  private static final StrategyRegistry REGISTRY = StrategyRegistry.standard();
+  /** Every strategy, plus the real router fed with the engines' KV events. */
+  private static final StrategyRegistry REGISTRY =
+      StrategyRegistry.standard().withRouterVariants("kv=kvEvents:true");
   private static final int REPLICAS = 4;
 
   /** The first requests of the Mooncake conversation trace at 75% load on {@link #REPLICAS}. */
@@ -42,7 +44,7 @@ class SimulationTest {
   @Test
   void isDeterministicUnderASeed() {
     Workload w = mooncake(600);
-    for (String s : List.of("affinity-router", "random", "sglang-cache-aware")) {
+    for (String s : List.of("affinity-router", "kv", "random", "sglang-cache-aware")) {
       RunResult a = run(w, s, config(11));
       RunResult b = run(w, s, config(11));
       assertThat(a.completed()).isEqualTo(600);
