@@ -51,12 +51,14 @@ public final class Simulator {
         o.strategies().equals(List.of("all")) ? registry.all() : registry.select(o.strategies()));
     EngineConfig engine = EngineConfig.defaults().withKvBlocks(o.kvBlocks());
     int ready = o.scenario().equals("scale-out") ? o.replicas() - 1 : o.replicas();
+    int asleep = o.scenario().equals("asleep") ? Math.max(1, o.replicas() / 4) : 0;
     List<RunResult> results = new ArrayList<>();
     for (String name : o.workloads()) {
-      Workload w = WorkloadFactory.build(name, o, engine, ready, System.err::println);
+      // the load is set on the replicas that serve from the start (awake and ready)
+      Workload w = WorkloadFactory.build(name, o, engine, ready - asleep, System.err::println);
       SimulationConfig config = new SimulationConfig(o.replicas(), ready, o.gateways(),
           o.scrapeMillis() * 1_000_000L, SimulationConfig.DEFAULT_RETRY_NANOS, engine,
-          events(o, w), o.seed());
+          events(o, w), o.seed()).withAsleep(asleep, SimulationConfig.DEFAULT_WAKE_NANOS);
       for (StrategyRegistry.Entry s : strategies) {
         long t0 = System.nanoTime();
         RunResult r = Simulation.run(w, s, config, System.err::println);

@@ -11,7 +11,8 @@ import java.util.List;
  * @param workloads workloads to run: {@code mooncake-conversation}, {@code mooncake-synthetic},
  *     {@code ragpulse}, {@code agents}, {@code agents-hot} (default: mooncake-conversation,agents)
  * @param strategies strategy names, or {@code all} (default)
- * @param scenario {@code steady} (default), {@code scale-out}, {@code replica-lost}
+ * @param scenario {@code steady} (default), {@code scale-out}, {@code replica-lost}, {@code asleep}
+ *     (the model asleep on a quarter of the replicas)
  * @param traces the traces folder (default {@code ../shared/traces}, relative to the working
  *     directory: the project root when run with Maven from there)
  * @param replicas replicas in the fleet (default 8)
@@ -82,9 +83,9 @@ public record SimulatorOptions(List<String> workloads, List<String> strategies, 
             + "--agent-sessions --scrape-ms --kv-blocks --seed --variants --out)");
       }
     }
-    if (!List.of("steady", "scale-out", "replica-lost").contains(scenario)) {
+    if (!List.of("steady", "scale-out", "replica-lost", "asleep").contains(scenario)) {
       throw new IllegalArgumentException(
-          "--scenario: " + scenario + " (expected: steady, scale-out or replica-lost)");
+          "--scenario: " + scenario + " (expected: steady, scale-out, replica-lost or asleep)");
     }
     if (gateways < 0) {
       gateways = scenario.equals("scale-out") ? 4 : 1;

@@ -29,12 +29,13 @@ import org.HdrHistogram.Histogram;
  * @param repins session bindings moved by the strategy
  * @param loadSeries per scrape sample, each replica's running + waiting requests (-1 when not ready)
  * @param sampleNanos simulated time between two load samples
+ * @param wakes times a request woke a replica's sleeping model
  */
 public record RunResult(String strategy, String workload, int requests, int completed,
     int dropped, long notRouted, long failedOver, long inputTokens, long cachedTokens,
     long boundTokens, long recomputedTokens, long outputTokens, Histogram ttftMicros,
     Histogram e2eMicros, long makespanNanos, long[] busyNanos, Map<String, Long> moves,
-    long repins, List<int[]> loadSeries, long sampleNanos) {
+    long repins, List<int[]> loadSeries, long sampleNanos, long wakes) {
 
   /** Cached prompt tokens over prompt tokens. */
   public double hitRate() {

@@ -1,5 +1,6 @@
 package io.affinityrouter.examples.simulator.engine;
 
+import io.affinityrouter.ModelState;
 import io.affinityrouter.Replica;
 import io.affinityrouter.ReplicaLoad;
 import io.affinityrouter.examples.simulator.fleet.KvCache;
@@ -41,6 +42,9 @@ public final class Simulation implements ReplicaEngine.Listener {
   private static final int STEP = 1;
   private static final int SCRAPE = 2;
   private static final int FLEET = 3;
+  private static final int WAKE = 4;
+  /** The model every replica hosts (its state is what the asleep scenario changes). */
+  public static final String MODEL = "qwen2.5-7b-instruct";
 
   private record Event(long time, long seq, int kind, int replica, Object payload)
       implements Comparable<Event> {
@@ -76,6 +80,9 @@ public final class Simulation implements ReplicaEngine.Listener {
   private final ReplicaEngine[] engines;
   private final boolean[] live;
   private final long[] readyNanos;
+  private final ModelState[] modelState;
+  private final long[] awakeAt;
+  private long wakes;
   private final Map<String, Integer> indexById = new HashMap<>();
   private final RoutingStrategy[] strategies;
   private final GatewayView[] views;
@@ -127,8 +134,13 @@ public final class Simulation implements ReplicaEngine.Listener {
     live = new boolean[n];
     readyNanos = new long[n];
     generatedAtLastScrape = new long[n];
-    for (int i = 0; i < config.initiallyReady(); i++) {
-      live[i] = true;
+    modelState = new ModelState[n];
+    awakeAt = new long[n];
+    for (int i = 0; i < n; i++) {
+      live[i] = i < config.initiallyReady();
+      boolean sleeping = i < config.initiallyReady()
+          && i >= config.initiallyReady() - config.asleep();
+      modelState[i] = sleeping ? ModelState.SLEEPING : ModelState.ACTIVE;
     }
     StrategyContext context = new StrategyContext(config.seed(), clock, config.gateways());
     strategies = new RoutingStrategy[config.gateways()];
@@ -182,6 +194,7 @@ public final class Simulation implements ReplicaEngine.Listener {
         case ARRIVAL -> arrive((Job) e.payload());
         case STEP -> step(e.replica());
         case SCRAPE -> scrape();
+        case WAKE -> awake(e.replica());
         default -> fleetEvent((FleetEvent) e.payload());
       }
     }
@@ -193,7 +206,7 @@ public final class Simulation implements ReplicaEngine.Listener {
         notRouted, failedOver, inputTokens, cachedTokens, boundTokens, recomputed, outputTokens,
         ttft, e2e, Math.max(0, lastCompletion - firstArrival), busy,
         Collections.unmodifiableMap(new TreeMap<>(moves)), repins,
-        List.copyOf(loadSeries), config.scrapeIntervalNanos());
+        List.copyOf(loadSeries), config.scrapeIntervalNanos(), wakes);
   }
 
   private int gatewayFor(SimRequest r) {
@@ -249,12 +262,26 @@ public final class Simulation implements ReplicaEngine.Listener {
     }
     inFlight[g][idx]++;
     engines[idx].submit(new Sequence(r, config.engine(), job));
+    if (modelState[idx] == ModelState.SLEEPING) {
+      // a request reached a sleeping model: the engine wakes it, then serves
+      modelState[idx] = ModelState.LOADING;
+      awakeAt[idx] = now + config.wakeNanos();
+      wakes++;
+      push(awakeAt[idx], WAKE, idx, null);
+      rebuildReplicas(false);
+    }
+    kick(idx);
+  }
+
+  private void awake(int idx) {
+    modelState[idx] = ModelState.ACTIVE;
+    rebuildReplicas(false);
     kick(idx);
   }
 
   private void kick(int idx) {
     ReplicaEngine engine = engines[idx];
-    if (!engine.isStepping()) {
+    if (modelState[idx] == ModelState.ACTIVE && !engine.isStepping()) {
       long d = engine.startStep();
       if (d > 0) {
         push(clock.nanos() + d, STEP, idx, null);
@@ -364,7 +391,7 @@ public final class Simulation implements ReplicaEngine.Listener {
       }
       if (live[i]) {
         out.add(Replica.builder(replicaId(i)).readySince(SimClock.instantAt(readyNanos[i]))
-            .load(load).build());
+            .model(MODEL, modelState[i]).load(load).build());
       }
     }
     replicas = List.copyOf(out);

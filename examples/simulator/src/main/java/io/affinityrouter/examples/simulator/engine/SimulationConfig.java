@@ -15,15 +15,32 @@ import java.util.List;
  * @param engine each replica's engine
  * @param events changes of the fleet during the run
  * @param seed the run's seed
+ * @param asleep how many of the initially ready replicas (the last ones) start with the model asleep
+ *     (default 0)
+ * @param wakeNanos how long a replica takes to wake its model when a request reaches it asleep
+ *     (default {@link #DEFAULT_WAKE_NANOS})
  */
 public record SimulationConfig(int replicas, int initiallyReady, int gateways,
     long scrapeIntervalNanos, long retryNanos, EngineConfig engine, List<FleetEvent> events,
-    long seed) {
+    long seed, int asleep, long wakeNanos) {
 
   /** Default scrape interval: 100 ms (DESIGN.md: metrics scraped every 50–100 ms). */
   public static final long DEFAULT_SCRAPE_NANOS = 100_000_000L;
   /** Default retry delay: 50 ms. */
   public static final long DEFAULT_RETRY_NANOS = 50_000_000L;
+  /**
+   * Default time to wake a sleeping model: 5 s. An assumption (vLLM's sleep level 1 keeps the
+   * weights in CPU memory and copies them back on wake-up; no measured figure for this model/GPU pair
+   * was at hand), configurable.
+   */
+  public static final long DEFAULT_WAKE_NANOS = 5_000_000_000L;
+
+  /** A configuration without sleeping replicas. */
+  public SimulationConfig(int replicas, int initiallyReady, int gateways, long scrapeIntervalNanos,
+      long retryNanos, EngineConfig engine, List<FleetEvent> events, long seed) {
+    this(replicas, initiallyReady, gateways, scrapeIntervalNanos, retryNanos, engine, events, seed,
+        0, DEFAULT_WAKE_NANOS);
+  }
 
   /**
    * Validates the configuration.
@@ -48,6 +65,13 @@ public record SimulationConfig(int replicas, int initiallyReady, int gateways,
     if (retryNanos <= 0) {
       throw new IllegalArgumentException("retryNanos: " + retryNanos + " (expected: > 0)");
     }
+    if (asleep < 0 || asleep >= initiallyReady) {
+      throw new IllegalArgumentException(
+          "asleep: " + asleep + " (expected: in 0.." + (initiallyReady - 1) + ")");
+    }
+    if (wakeNanos < 0) {
+      throw new IllegalArgumentException("wakeNanos: " + wakeNanos + " (expected: >= 0)");
+    }
     events = List.copyOf(events);
   }
 
@@ -60,6 +84,12 @@ public record SimulationConfig(int replicas, int initiallyReady, int gateways,
   /** Returns a copy with another engine configuration. */
   public SimulationConfig withEngine(EngineConfig e) {
     return new SimulationConfig(replicas, initiallyReady, gateways, scrapeIntervalNanos,
-        retryNanos, e, events, seed);
+        retryNanos, e, events, seed, asleep, wakeNanos);
+  }
+
+  /** Returns a copy whose last {@code count} initially ready replicas start with the model asleep. */
+  public SimulationConfig withAsleep(int count, long wake) {
+    return new SimulationConfig(replicas, initiallyReady, gateways, scrapeIntervalNanos,
+        retryNanos, engine, events, seed, count, wake);
   }
 }

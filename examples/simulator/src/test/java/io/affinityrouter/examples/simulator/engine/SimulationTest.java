@@ -115,4 +115,22 @@ class SimulationTest {
       assertThat(r.busyNanos()[REPLICAS - 1]).as(s).isPositive();
     }
   }
+
+  @Test
+  void theRouterLeavesASleepingModelAsleepWhileAnotherServesAndPeersWakeIt() {
+    Workload w = agents(60);
+    SimulationConfig c = config(4).withAsleep(1, SimulationConfig.DEFAULT_WAKE_NANOS);
+    int sleeping = REPLICAS - 1;
+    RunResult ours = run(w, "affinity-router", c);
+    RunResult peer = run(w, "least-request", c);
+    assertThat(ours.completed()).isEqualTo(w.size());
+    assertThat(ours.wakes()).isZero();
+    assertThat(ours.busyNanos()[sleeping]).isZero();
+    assertThat(peer.completed()).isEqualTo(w.size());
+    assertThat(peer.wakes()).isEqualTo(1);
+    assertThat(peer.busyNanos()[sleeping]).isPositive();
+    // the request that woke the replica waited for the wake-up
+    assertThat(peer.ttftMillis(100))
+        .isGreaterThan(SimulationConfig.DEFAULT_WAKE_NANOS / 1e6);
+  }
 }
