@@ -1,0 +1,96 @@
+package io.affinityrouter.examples.simulator.engine;
+
+import java.util.List;
+import java.util.Map;
+import org.HdrHistogram.Histogram;
+
+/**
+ * What one strategy did on one workload. Immutable by convention (the histograms and arrays must not
+ * be modified once the run returns); safe to read from any thread after that.
+ *
+ * @param strategy the strategy's name
+ * @param workload the workload's name
+ * @param requests requests in the workload
+ * @param completed requests that finished
+ * @param dropped requests no replica could ever fit
+ * @param notRouted times a strategy refused a request (each retried later)
+ * @param failedOver requests whose replica was lost while they ran (each retried)
+ * @param inputTokens prompt tokens of the completed requests
+ * @param cachedTokens prompt tokens found in the chosen replica's cache
+ * @param boundTokens prompt tokens already seen anywhere before (the infinite-cache bound)
+ * @param recomputedTokens prefilled tokens that were within the bound (computed before, somewhere)
+ * @param outputTokens output tokens generated
+ * @param ttftMicros time to first token from arrival at the gateway, µs
+ * @param e2eMicros arrival to last token, µs
+ * @param makespanNanos first arrival to last completion
+ * @param busyNanos per replica, time spent in engine steps
+ * @param moves session turns routed to another replica than the session's previous turn, by reason
+ *     (sorted by reason)
+ * @param repins session bindings moved by the strategy
+ * @param loadSeries per scrape sample, each replica's running + waiting requests (-1 when not ready)
+ * @param sampleNanos simulated time between two load samples
+ * @param wakes times a request woke a replica's sleeping model
+ */
+public record RunResult(String strategy, String workload, int requests, int completed,
+    int dropped, long notRouted, long failedOver, long inputTokens, long cachedTokens,
+    long boundTokens, long recomputedTokens, long outputTokens, Histogram ttftMicros,
+    Histogram e2eMicros, long makespanNanos, long[] busyNanos, Map<String, Long> moves,
+    long repins, List<int[]> loadSeries, long sampleNanos, long wakes) {
+
+  /** Cached prompt tokens over prompt tokens. */
+  public double hitRate() {
+    return inputTokens == 0 ? 0 : (double) cachedTokens / inputTokens;
+  }
+
+  /** The infinite-cache bound's hit rate for the same requests. */
+  public double boundRate() {
+    return inputTokens == 0 ? 0 : (double) boundTokens / inputTokens;
+  }
+
+  /** Hit rate as a fraction of the bound. */
+  public double ofBound() {
+    return boundTokens == 0 ? 0 : (double) cachedTokens / boundTokens;
+  }
+
+  /** Completed requests per simulated second. */
+  public double requestsPerSecond() {
+    return makespanNanos == 0 ? 0 : completed / (makespanNanos / 1e9);
+  }
+
+  /** Output tokens per simulated second. */
+  public double outputTokensPerSecond() {
+    return makespanNanos == 0 ? 0 : outputTokens / (makespanNanos / 1e9);
+  }
+
+  /** The busiest replica's busy time over the mean busy time (1 = perfectly even). */
+  public double busiestOverMean() {
+    long max = 0;
+    long sum = 0;
+    int n = 0;
+    for (long b : busyNanos) {
+      max = Math.max(max, b);
+      sum += b;
+      n++;
+    }
+    return sum == 0 ? 0 : max / ((double) sum / n);
+  }
+
+  /** Session turns that left their replica, all reasons. */
+  public long movedTurns() {
+    long n = 0;
+    for (long v : moves.values()) {
+      n += v;
+    }
+    return n;
+  }
+
+  /** TTFT percentile in milliseconds. */
+  public double ttftMillis(double percentile) {
+    return ttftMicros.getValueAtPercentile(percentile) / 1000.0;
+  }
+
+  /** End-to-end latency percentile in seconds. */
+  public double e2eSeconds(double percentile) {
+    return e2eMicros.getValueAtPercentile(percentile) / 1e6;
+  }
+}

@@ -1,0 +1,433 @@
+package io.affinityrouter.examples.simulator.engine;
+
+import io.affinityrouter.ModelState;
+import io.affinityrouter.Replica;
+import io.affinityrouter.ReplicaLoad;
+import io.affinityrouter.examples.simulator.fleet.KvCache;
+import io.affinityrouter.examples.simulator.fleet.ReplicaEngine;
+import io.affinityrouter.examples.simulator.fleet.Sequence;
+import io.affinityrouter.examples.simulator.strategy.Route;
+import io.affinityrouter.examples.simulator.strategy.RoutingStrategy;
+import io.affinityrouter.examples.simulator.strategy.StrategyContext;
+import io.affinityrouter.examples.simulator.strategy.StrategyRegistry;
+import io.affinityrouter.examples.simulator.workload.SegmentKeys;
+import io.affinityrouter.examples.simulator.workload.SimRequest;
+import io.affinityrouter.examples.simulator.workload.Workload;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.PriorityQueue;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.function.Consumer;
+import org.HdrHistogram.Histogram;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A discrete-event simulation of one strategy on one workload: gateways route arriving requests
+ * with their own strategy instances, replicas run engine steps ({@link ReplicaEngine}), loads reach
+ * the gateways by periodic scrapes, follow-up turns arrive after their think time, and the fleet may
+ * change ({@link FleetEvent}). Everything runs on simulated time; the result depends only on the
+ * workload, the configuration and the seed.
+ *
+ * <p>Each gateway receives a request by a hash of the seed and the request id (a load balancer in
+ * front of the gateways), so a session's turns may reach different gateways. Not thread-safe: one
+ * instance per run, run once.
+ */
+public final class Simulation implements ReplicaEngine.Listener {
+  private static final int ARRIVAL = 0;
+  private static final int STEP = 1;
+  private static final int SCRAPE = 2;
+  private static final int FLEET = 3;
+  private static final int WAKE = 4;
+  /** The model every replica hosts (its state is what the asleep scenario changes). */
+  public static final String MODEL = "qwen2.5-7b-instruct";
+
+  private record Event(long time, long seq, int kind, int replica, Object payload)
+      implements Comparable<Event> {
+    @Override
+    public int compareTo(Event o) {
+      int c = Long.compare(time, o.time);
+      return c != 0 ? c : Long.compare(seq, o.seq);
+    }
+  }
+
+  private static final class Job {
+    final SimRequest request;
+    final long arrival;
+    final int gateway;
+    Route route;
+    boolean bounded;
+    long boundTokens;
+    boolean firstTokenSeen;
+
+    Job(SimRequest request, long arrival, int gateway) {
+      this.request = request;
+      this.arrival = arrival;
+      this.gateway = gateway;
+    }
+  }
+
+  private final Workload workload;
+  private final StrategyRegistry.Entry entry;
+  private final SimulationConfig config;
+  private final Consumer<String> progress;
+  private final SimClock clock = new SimClock();
+  private final PriorityQueue<Event> events = new PriorityQueue<>();
+  private final ReplicaEngine[] engines;
+  private final boolean[] live;
+  private final long[] readyNanos;
+  private final ModelState[] modelState;
+  private final long[] awakeAt;
+  private long wakes;
+  private final Map<String, Integer> indexById = new HashMap<>();
+  private final RoutingStrategy[] strategies;
+  private final GatewayView[] views;
+  private final int[][] inFlight;
+  private final long[] generatedAtLastScrape;
+  private final Set<Long> seen = new HashSet<>();
+  private final Map<String, Integer> lastReplica = new HashMap<>();
+  private final Map<String, Long> moves = new TreeMap<>();
+  private final Histogram ttft = new Histogram(3);
+  private final Histogram e2e = new Histogram(3);
+  private final List<int[]> loadSeries = new ArrayList<>();
+  private List<Replica> replicas = List.of();
+  private long seq;
+  private int completed;
+  private int dropped;
+  private int remaining;
+  private long notRouted;
+  private long failedOver;
+  private long repins;
+  private long inputTokens;
+  private long cachedTokens;
+  private long boundTokens;
+  private long recomputed;
+  private long outputTokens;
+  private long firstArrival = Long.MAX_VALUE;
+  private long lastCompletion;
+  private long wallStart;
+  private long lastProgress;
+
+  private Simulation(Workload workload, StrategyRegistry.Entry entry, SimulationConfig config,
+      Consumer<String> progress) {
+    this.workload = workload;
+    this.entry = entry;
+    this.config = config;
+    this.progress = progress;
+    int n = config.replicas();
+    engines = new ReplicaEngine[n];
+    KvCache shared = entry.infiniteCache() ? KvCache.infinite() : null;
+    for (int i = 0; i < n; i++) {
+      KvCache cache = shared != null ? shared
+          : new KvCache(config.engine().kvBlocks(), config.engine().prefixCaching());
+      engines[i] = new ReplicaEngine(i, config.engine(), cache);
+      String id = replicaId(i);
+      if (shared == null) {
+        cache.onEviction(key -> segmentEvicted(id, key));
+      }
+      indexById.put(replicaId(i), i);
+    }
+    live = new boolean[n];
+    readyNanos = new long[n];
+    generatedAtLastScrape = new long[n];
+    modelState = new ModelState[n];
+    awakeAt = new long[n];
+    for (int i = 0; i < n; i++) {
+      live[i] = i < config.initiallyReady();
+      boolean sleeping = i < config.initiallyReady()
+          && i >= config.initiallyReady() - config.asleep();
+      modelState[i] = sleeping ? ModelState.SLEEPING : ModelState.ACTIVE;
+    }
+    StrategyContext context = new StrategyContext(config.seed(), clock, config.gateways());
+    strategies = new RoutingStrategy[config.gateways()];
+    for (int g = 0; g < strategies.length; g++) {
+      strategies[g] = entry.factory().create(context, g);
+    }
+    inFlight = new int[config.gateways()][n];
+    views = new GatewayView[config.gateways()];
+    for (int g = 0; g < views.length; g++) {
+      views[g] = new GatewayView(clock, engines, config.engine(), indexById, inFlight[g],
+          readyNanos);
+    }
+  }
+
+  private void segmentEvicted(String replicaId, long key) {
+    for (RoutingStrategy s : strategies) {
+      s.onSegmentEvicted(replicaId, key);
+    }
+  }
+
+  /** The id of the replica with fleet index {@code index}. */
+  public static String replicaId(int index) {
+    return "replica-" + index;
+  }
+
+  /**
+   * Runs the strategy on the workload.
+   *
+   * @param progress receives a line now and then during long runs (e.g. to print on stderr)
+   */
+  public static RunResult run(Workload workload, StrategyRegistry.Entry entry,
+      SimulationConfig config, Consumer<String> progress) {
+    return new Simulation(workload, entry, config, progress).run();
+  }
+
+  private RunResult run() {
+    wallStart = System.nanoTime();
+    lastProgress = wallStart;
+    remaining = workload.size();
+    push(0, SCRAPE, -1, null);
+    for (FleetEvent e : config.events()) {
+      push(e.atNanos(), FLEET, e.replica(), e);
+    }
+    for (SimRequest h : workload.heads()) {
+      push(h.delayNanos(), ARRIVAL, -1, new Job(h, h.delayNanos(), gatewayFor(h)));
+    }
+    Event e;
+    while ((e = events.poll()) != null) {
+      clock.set(e.time());
+      switch (e.kind()) {
+        case ARRIVAL -> arrive((Job) e.payload());
+        case STEP -> step(e.replica());
+        case SCRAPE -> scrape();
+        case WAKE -> awake(e.replica());
+        default -> fleetEvent((FleetEvent) e.payload());
+      }
+    }
+    long[] busy = new long[engines.length];
+    for (int i = 0; i < engines.length; i++) {
+      busy[i] = engines[i].busyNanos();
+    }
+    return new RunResult(entry.name(), workload.name(), workload.size(), completed, dropped,
+        notRouted, failedOver, inputTokens, cachedTokens, boundTokens, recomputed, outputTokens,
+        ttft, e2e, Math.max(0, lastCompletion - firstArrival), busy,
+        Collections.unmodifiableMap(new TreeMap<>(moves)), repins,
+        List.copyOf(loadSeries), config.scrapeIntervalNanos(), wakes);
+  }
+
+  private int gatewayFor(SimRequest r) {
+    return (int) Long.remainderUnsigned(SegmentKeys.mix(config.seed() ^ (r.id() * 0x9E37L)),
+        config.gateways());
+  }
+
+  private void push(long time, int kind, int replica, Object payload) {
+    events.add(new Event(time, seq++, kind, replica, payload));
+  }
+
+  private void arrive(Job job) {
+    long now = clock.nanos();
+    SimRequest r = job.request;
+    if (!job.bounded) {
+      job.bounded = true;
+      firstArrival = Math.min(firstArrival, job.arrival);
+      long[] keys = r.keys();
+      int i = 0;
+      while (i < keys.length && seen.contains(keys[i])) {
+        i++;
+      }
+      job.boundTokens = r.cachedTokensOf(i);
+      for (long k : keys) {
+        seen.add(k);
+      }
+    }
+    if (replicas.isEmpty()) {
+      push(now + config.retryNanos(), ARRIVAL, -1, job);
+      return;
+    }
+    int g = job.gateway;
+    Route route = strategies[g].route(r, views[g]);
+    if (route == null) {
+      notRouted++;
+      push(now + config.retryNanos(), ARRIVAL, -1, job);
+      return;
+    }
+    int idx = route.replicaIndex();
+    if (idx < 0 || idx >= engines.length || !live[idx]) {
+      throw new IllegalStateException(entry.name() + " picked replica " + idx
+          + " which is not ready");
+    }
+    job.route = route;
+    if (route.repin()) {
+      repins++;
+    }
+    if (r.session() != null) {
+      Integer prev = lastReplica.put(r.session(), idx);
+      if (prev != null && prev != idx) {
+        moves.merge(route.reason(), 1L, Long::sum);
+      }
+    }
+    inFlight[g][idx]++;
+    engines[idx].submit(new Sequence(r, config.engine(), job));
+    if (modelState[idx] == ModelState.SLEEPING) {
+      // a request reached a sleeping model: the engine wakes it, then serves
+      modelState[idx] = ModelState.LOADING;
+      awakeAt[idx] = now + config.wakeNanos();
+      wakes++;
+      push(awakeAt[idx], WAKE, idx, null);
+      rebuildReplicas(false);
+    }
+    kick(idx);
+  }
+
+  private void awake(int idx) {
+    modelState[idx] = ModelState.ACTIVE;
+    rebuildReplicas(false);
+    kick(idx);
+  }
+
+  private void kick(int idx) {
+    ReplicaEngine engine = engines[idx];
+    if (modelState[idx] == ModelState.ACTIVE && !engine.isStepping()) {
+      long d = engine.startStep();
+      if (d > 0) {
+        push(clock.nanos() + d, STEP, idx, null);
+      }
+    }
+  }
+
+  private void step(int idx) {
+    if (!live[idx]) {
+      return;
+    }
+    engines[idx].finishStep(clock.nanos(), this);
+    kick(idx);
+    if (System.nanoTime() - lastProgress > 5_000_000_000L) {
+      lastProgress = System.nanoTime();
+      progress.accept(String.format("  %s on %s: %d/%d requests done, %.0f s simulated",
+          entry.name(), workload.name(), completed, workload.size(), clock.nanos() / 1e9));
+    }
+  }
+
+  @Override
+  public void onFirstToken(ReplicaEngine engine, Sequence s, long nowNanos) {
+    Job job = (Job) s.attachment();
+    strategies[job.gateway].onFirstToken(job.request, job.route);
+    String id = replicaId(engine.index());
+    for (RoutingStrategy strategy : strategies) {
+      strategy.onPrefixStored(id, job.request, s.cachedTokens(), job.request.inputTokens());
+    }
+    if (job.firstTokenSeen) {
+      return;
+    }
+    job.firstTokenSeen = true;
+    ttft.recordValue(Math.max(1, (nowNanos - job.arrival) / 1000));
+    inputTokens += job.request.inputTokens();
+    cachedTokens += s.cachedTokens();
+    boundTokens += job.boundTokens;
+    recomputed += Math.max(0, job.boundTokens - s.cachedTokens());
+  }
+
+  @Override
+  public void onFinished(ReplicaEngine engine, Sequence s, long nowNanos) {
+    Job job = (Job) s.attachment();
+    completed++;
+    outputTokens += s.generated();
+    e2e.recordValue(Math.max(1, (nowNanos - job.arrival) / 1000));
+    lastCompletion = Math.max(lastCompletion, nowNanos);
+    SimRequest next = job.request.next();
+    if (job.request.hasAnswerSegment() && next != null) {
+      seen.add(job.request.answerKey());
+      String id = replicaId(engine.index());
+      int from = job.request.inputTokens();
+      for (RoutingStrategy strategy : strategies) {
+        strategy.onPrefixStored(id, next, from, from + job.request.outputTokens());
+      }
+    }
+    end(job, s.generated());
+  }
+
+  @Override
+  public void onRejected(ReplicaEngine engine, Sequence s, long nowNanos) {
+    dropped++;
+    end((Job) s.attachment(), 0);
+  }
+
+  private void end(Job job, int generated) {
+    inFlight[job.gateway][job.route.replicaIndex()]--;
+    strategies[job.gateway].onFinished(job.request, job.route, generated);
+    remaining--;
+    SimRequest next = job.request.next();
+    if (next != null) {
+      long at = clock.nanos() + next.delayNanos();
+      push(at, ARRIVAL, -1, new Job(next, at, gatewayFor(next)));
+    }
+  }
+
+  private void scrape() {
+    long now = clock.nanos();
+    rebuildReplicas(true);
+    int[] sample = new int[engines.length];
+    for (int i = 0; i < engines.length; i++) {
+      sample[i] = live[i] ? engines[i].runningCount() + engines[i].waitingCount() : -1;
+    }
+    loadSeries.add(sample);
+    if (remaining > 0) {
+      push(now + config.scrapeIntervalNanos(), SCRAPE, -1, null);
+    }
+  }
+
+  private void rebuildReplicas(boolean scraped) {
+    List<Replica> out = new ArrayList<>();
+    double seconds = config.scrapeIntervalNanos() / 1e9;
+    for (int i = 0; i < engines.length; i++) {
+      ReplicaEngine e = engines[i];
+      long generated = e.generatedTokens();
+      ReplicaLoad load;
+      @Nullable Replica previous = scraped ? null : findReplica(i);
+      if (previous != null) {
+        load = previous.load();
+      } else {
+        load = ReplicaLoad.builder().runningRequests(e.runningCount())
+            .waitingRequests(e.waitingCount()).kvUsage(e.kvUsage())
+            .kvCapacityTokens(config.engine().kvCapacityTokens())
+            .outputTokensPerSecond((generated - generatedAtLastScrape[i]) / seconds).build();
+      }
+      if (scraped) {
+        generatedAtLastScrape[i] = generated;
+      }
+      if (live[i]) {
+        out.add(Replica.builder(replicaId(i)).readySince(SimClock.instantAt(readyNanos[i]))
+            .model(MODEL, modelState[i]).load(load).build());
+      }
+    }
+    replicas = List.copyOf(out);
+    for (GatewayView v : views) {
+      v.replicas(replicas);
+    }
+  }
+
+  private @Nullable Replica findReplica(int index) {
+    String id = replicaId(index);
+    for (Replica r : replicas) {
+      if (r.id().equals(id)) {
+        return r;
+      }
+    }
+    return null;
+  }
+
+  private void fleetEvent(FleetEvent e) {
+    int idx = e.replica();
+    if (e.kind() == FleetEvent.Kind.READY) {
+      live[idx] = true;
+      readyNanos[idx] = clock.nanos();
+    } else {
+      live[idx] = false;
+      for (RoutingStrategy strategy : strategies) {
+        strategy.onReplicaCleared(replicaId(idx));
+      }
+      for (Sequence s : engines[idx].drainAll()) {
+        Job job = (Job) s.attachment();
+        failedOver++;
+        inFlight[job.gateway][idx]--;
+        strategies[job.gateway].onFinished(job.request, job.route, s.generated());
+        push(clock.nanos() + config.retryNanos(), ARRIVAL, -1, job);
+      }
+    }
+    rebuildReplicas(false);
+  }
+}

@@ -1,0 +1,77 @@
+package io.affinityrouter.examples.simulator.fleet;
+
+/**
+ * The time one engine step takes, in microseconds:
+ *
+ * <pre>
+ *   a + max(W, b·(P + D)) + c·D + d·K + e·A
+ * </pre>
+ *
+ * with {@code P} the prefill tokens in the step, {@code D} the decode sequences, {@code K} the
+ * context tokens the decode sequences read, and {@code A} = Σ over prefill chunks of
+ * {@code t·(s + t/2)} ({@code t} chunk tokens, {@code s} tokens before the chunk: the quadratic
+ * attention term).
+ *
+ * <p>The defaults ({@link #QWEN25_7B_H100}) are the fit to per-layer kernel times of Qwen2.5-7B on
+ * an H100-80GB given in the project's {@code DESIGN.md} (calibration section; source:
+ * inference-sim {@code training/kernel_profiles/…qwen2-5-7b…yaml}, mean error 2.3%, worst 15%).
+ * They give a 512 / 2k / 8k-token prefill of about 10.5 / 37 / 170 ms and a decode step of about
+ * 6.5 ms at batch 1 to 14 ms at batch 256 with 1k context; real vLLM 0.15.1 measured 7.0 ms
+ * inter-token latency for this pair.
+ *
+ * <p>Immutable and thread-safe.
+ *
+ * @param fixedMicros {@code a}: per-step overhead (scheduler, sampling, launch)
+ * @param floorMicros {@code W}: the weight-read floor of a forward pass, paid however small the batch
+ * @param perTokenMicros {@code b}: linear cost per batched token (prefill and decode)
+ * @param perDecodeSeqMicros {@code c}: extra cost per decode sequence
+ * @param perContextTokenMicros {@code d}: cost per context token read by decode attention
+ * @param attentionMicros {@code e}: cost per unit of the prefill attention term {@code A}
+ */
+public record CostModel(double fixedMicros, double floorMicros, double perTokenMicros,
+    double perDecodeSeqMicros, double perContextTokenMicros, double attentionMicros) {
+
+  /** Qwen2.5-7B-Instruct, BF16, one H100-80GB (DESIGN.md calibration: a, W, b, c, d, e). */
+  public static final CostModel QWEN25_7B_H100 =
+      new CostModel(1550, 5550, 16.8, 8, 0.0185, 9.2e-4);
+
+  /**
+   * Validates the constants.
+   *
+   * @throws IllegalArgumentException if any constant is negative or not finite
+   */
+  public CostModel {
+    check(fixedMicros, "fixedMicros");
+    check(floorMicros, "floorMicros");
+    check(perTokenMicros, "perTokenMicros");
+    check(perDecodeSeqMicros, "perDecodeSeqMicros");
+    check(perContextTokenMicros, "perContextTokenMicros");
+    check(attentionMicros, "attentionMicros");
+  }
+
+  private static void check(double value, String name) {
+    if (!(value >= 0) || Double.isInfinite(value)) {
+      throw new IllegalArgumentException(name + ": " + value + " (expected: finite and >= 0)");
+    }
+  }
+
+  /**
+   * Returns the step time in microseconds.
+   *
+   * @param prefillTokens {@code P}
+   * @param decodeSeqs {@code D}
+   * @param decodeContextTokens {@code K}
+   * @param attentionTerm {@code A}
+   */
+  public double stepMicros(long prefillTokens, long decodeSeqs, long decodeContextTokens,
+      double attentionTerm) {
+    return fixedMicros + Math.max(floorMicros, perTokenMicros * (prefillTokens + decodeSeqs))
+        + perDecodeSeqMicros * decodeSeqs + perContextTokenMicros * decodeContextTokens
+        + attentionMicros * attentionTerm;
+  }
+
+  /** The attention term of one prefill chunk of {@code chunk} tokens after {@code before} tokens. */
+  public static double attentionTerm(long chunk, long before) {
+    return chunk * (before + chunk / 2.0);
+  }
+}

@@ -1,0 +1,262 @@
+package io.affinityrouter.examples.simulator.fleet;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * One simulated vLLM engine: a FIFO waiting queue, a running batch, continuous batching with chunked
+ * prefill, and a {@link KvCache}.
+ *
+ * <p>Each step follows vLLM V1's scheduler ({@code vllm/v1/core/sched/scheduler.py}): running
+ * sequences first (one token each when decoding, a chunk of the remaining prompt when prefilling),
+ * then waiting ones in arrival order while the token budget ({@code maxBatchedTokens}), the sequence
+ * limit and the KV cache allow; a waiting request that does not fit blocks those behind it. Cached
+ * prompt tokens are skipped (never prefilled). The step lasts {@link CostModel#stepMicros}; at its end
+ * a request whose prompt is complete emits its first token, and each decoding request one more.
+ *
+ * <p>Not thread-safe: driven by one simulation thread through {@link #startStep()} and
+ * {@link #finishStep(long, Listener)}.
+ */
+public final class ReplicaEngine {
+  /** What happens to requests at the end of a step. */
+  public interface Listener {
+    /** The request's first output token was produced at {@code nowNanos}. */
+    void onFirstToken(ReplicaEngine engine, Sequence sequence, long nowNanos);
+
+    /** The request produced its last output token at {@code nowNanos}. */
+    void onFinished(ReplicaEngine engine, Sequence sequence, long nowNanos);
+
+    /** The request can never fit this engine's KV cache and was dropped. */
+    void onRejected(ReplicaEngine engine, Sequence sequence, long nowNanos);
+  }
+
+  private final int index;
+  private final EngineConfig config;
+  private final KvCache cache;
+  private final ArrayDeque<Sequence> waiting = new ArrayDeque<>();
+  private List<Sequence> running = new ArrayList<>();
+  private final List<Sequence> rejectedThisStep = new ArrayList<>();
+  private boolean stepping;
+  private long busyNanos;
+  private long prefilledTokens;
+  private long generatedTokens;
+
+  /**
+   * Creates an engine.
+   *
+   * @param index the replica's index in the fleet
+   * @param config its configuration
+   * @param cache its KV cache (shared between engines only for the infinite-cache bound)
+   */
+  public ReplicaEngine(int index, EngineConfig config, KvCache cache) {
+    this.index = index;
+    this.config = config;
+    this.cache = cache;
+  }
+
+  /** The replica's index in the fleet. */
+  public int index() {
+    return index;
+  }
+
+  /** The engine's KV cache. */
+  public KvCache cache() {
+    return cache;
+  }
+
+  /** The configuration. */
+  public EngineConfig config() {
+    return config;
+  }
+
+  /** Queues a request. */
+  public void submit(Sequence sequence) {
+    waiting.addLast(sequence);
+  }
+
+  /** Whether a step is in progress. */
+  public boolean isStepping() {
+    return stepping;
+  }
+
+  /** Requests in the running batch. */
+  public int runningCount() {
+    return running.size();
+  }
+
+  /** Requests waiting for admission. */
+  public int waitingCount() {
+    return waiting.size();
+  }
+
+  /** Total time spent in steps, in nanoseconds. */
+  public long busyNanos() {
+    return busyNanos;
+  }
+
+  /** Prompt tokens prefilled (computed, not cached) so far. */
+  public long prefilledTokens() {
+    return prefilledTokens;
+  }
+
+  /** Output tokens generated so far. */
+  public long generatedTokens() {
+    return generatedTokens;
+  }
+
+  /** KV usage 0..1 as vLLM reports it: blocks held by running requests over capacity. */
+  public double kvUsage() {
+    return Math.min(1.0, (double) cache.activeBlocks() / cache.capacityBlocks());
+  }
+
+  /**
+   * Plans the next step.
+   *
+   * @return its duration in nanoseconds, or {@code -1} when there is nothing to run (the engine is
+   *     then idle until the next {@link #submit})
+   */
+  public long startStep() {
+    int budget = config.maxBatchedTokens();
+    long prefill = 0;
+    long decodes = 0;
+    long context = 0;
+    double attention = 0;
+    for (Sequence s : running) {
+      s.plannedTokens = 0;
+      if (budget == 0) {
+        continue;
+      }
+      int remaining = s.prefillRemaining();
+      if (remaining > 0) {
+        int t = Math.min(remaining, budget);
+        s.plannedTokens = t;
+        budget -= t;
+        prefill += t;
+        attention += CostModel.attentionTerm(t, (long) s.cachedTokens + s.prefilled);
+      } else {
+        s.plannedTokens = 1;
+        budget -= 1;
+        decodes++;
+        context += s.contextTokens();
+      }
+    }
+    while (!waiting.isEmpty() && budget > 0 && running.size() < config.maxSeqs()) {
+      Sequence s = waiting.peekFirst();
+      SegmentsAdmission admitted = admit(s);
+      if (admitted == SegmentsAdmission.WAIT) {
+        break;
+      }
+      waiting.pollFirst();
+      if (admitted == SegmentsAdmission.NEVER) {
+        rejectedThisStep.add(s);
+        continue;
+      }
+      running.add(s);
+      int t = Math.min(s.prefillRemaining(), budget);
+      s.plannedTokens = t;
+      budget -= t;
+      prefill += t;
+      attention += CostModel.attentionTerm(t, s.cachedTokens);
+    }
+    if (prefill == 0 && decodes == 0 && rejectedThisStep.isEmpty()) {
+      stepping = false;
+      return -1;
+    }
+    stepping = true;
+    long nanos = (prefill == 0 && decodes == 0) ? 1
+        : Math.round(config.cost().stepMicros(prefill, decodes, context, attention) * 1000.0);
+    busyNanos += nanos;
+    return nanos;
+  }
+
+  private enum SegmentsAdmission { ADMITTED, WAIT, NEVER }
+
+  private SegmentsAdmission admit(Sequence s) {
+    long[] keys = s.request().keys();
+    int m = cache.admit(keys, s.segmentBlocks(), s.outputBlocks());
+    if (m < 0) {
+      return running.isEmpty() && !cache.fitsWhenEmpty(s.segmentBlocks(), s.outputBlocks())
+          ? SegmentsAdmission.NEVER : SegmentsAdmission.WAIT;
+    }
+    s.matchedSegments = m;
+    // vLLM recomputes at least the last prompt token to produce logits.
+    s.cachedTokens = s.request().cachedTokensOf(m);
+    return SegmentsAdmission.ADMITTED;
+  }
+
+  /** Ends the step started by {@link #startStep()}, reporting first tokens and finished requests. */
+  public void finishStep(long nowNanos, Listener listener) {
+    stepping = false;
+    for (Sequence s : rejectedThisStep) {
+      listener.onRejected(this, s, nowNanos);
+    }
+    rejectedThisStep.clear();
+    List<Sequence> still = new ArrayList<>(running.size());
+    for (Sequence s : running) {
+      boolean done = false;
+      if (s.plannedTokens > 0) {
+        if (s.prefillRemaining() > 0) {
+          s.prefilled += s.plannedTokens;
+          prefilledTokens += s.plannedTokens;
+          if (s.prefillRemaining() == 0) {
+            cache.publish(s.request().keys(), s.segmentBlocks(), s.matchedSegments);
+            s.published = true;
+            s.generated = 1;
+            generatedTokens++;
+            listener.onFirstToken(this, s, nowNanos);
+            done = s.generated >= s.request().outputTokens();
+          }
+        } else {
+          s.generated++;
+          generatedTokens++;
+          done = s.generated >= s.request().outputTokens();
+        }
+        s.plannedTokens = 0;
+      }
+      if (done) {
+        release(s);
+        listener.onFinished(this, s, nowNanos);
+      } else {
+        still.add(s);
+      }
+    }
+    running = still;
+  }
+
+  private void release(Sequence s) {
+    long[] keys = s.request().keys();
+    boolean cachedAll = s.published && cacheKeepsPrompts();
+    long reserved = s.outputBlocks();
+    if (!cachedAll) {
+      int[] blocks = s.segmentBlocks();
+      for (int i = s.matchedSegments; i < blocks.length; i++) {
+        reserved += blocks[i];
+      }
+    }
+    cache.release(keys, cachedAll ? keys.length : s.matchedSegments, reserved);
+    if (s.published && s.request().hasAnswerSegment()) {
+      cache.insertUnpinned(s.request().answerKey(), config.blocksFor(s.request().outputTokens()));
+    }
+  }
+
+  private boolean cacheKeepsPrompts() {
+    return config.prefixCaching();
+  }
+
+  /**
+   * Drops every queued and running request (the replica was lost), releasing their blocks.
+   *
+   * @return the dropped sequences, waiting ones first
+   */
+  public List<Sequence> drainAll() {
+    List<Sequence> out = new ArrayList<>(waiting);
+    waiting.clear();
+    for (Sequence s : running) {
+      release(s);
+      out.add(s);
+    }
+    running = new ArrayList<>();
+    return out;
+  }
+}

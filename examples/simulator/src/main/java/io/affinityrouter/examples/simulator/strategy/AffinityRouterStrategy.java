@@ -1,0 +1,177 @@
+package io.affinityrouter.examples.simulator.strategy;
+
+import io.affinityrouter.RequestLease;
+import io.affinityrouter.Router;
+import io.affinityrouter.RoutingDecision;
+import io.affinityrouter.RoutingReason;
+import io.affinityrouter.RoutingRequest;
+import io.affinityrouter.core.AffinityRouter;
+import io.affinityrouter.core.binding.InMemoryBindingStore;
+import io.affinityrouter.examples.simulator.workload.PromptTokens;
+import io.affinityrouter.examples.simulator.workload.SimRequest;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.SplittableRandom;
+import java.util.function.UnaryOperator;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The real router ({@link AffinityRouter}) on simulated time: one {@link Router} per gateway, built
+ * with the run's clock and a seeded random source, all gateways sharing one
+ * {@link InMemoryBindingStore} on the same clock. It sees the replicas with their scraped loads, gets
+ * each prompt as synthetic tokens derived from the trace's block ids (so its own chained hashing sees
+ * equal prefixes as equal), and its lease is marked at the first token and completed with the output
+ * tokens when the simulated request finishes. Not thread-safe (one per gateway).
+ */
+final class AffinityRouterStrategy implements RoutingStrategy {
+  private final Router router;
+  private final PromptTokens tokens;
+  private final boolean sessions;
+  private final @Nullable KvEventFeed kvEvents;
+
+  private AffinityRouterStrategy(StrategyContext context, int gateway, boolean sessions,
+      boolean kvEvents, UnaryOperator<AffinityRouter.Builder> tuning) {
+    InMemoryBindingStore store = context.shared("affinity-router.store",
+        () -> InMemoryBindingStore.builder().clock(context.clock()).build());
+    this.tokens = context.shared("affinity-router.tokens", PromptTokens::new);
+    this.router = tuning.apply(AffinityRouter.builder()
+        .bindingStore(store)
+        .clock(context.clock())
+        .random(new SplittableRandom(context.seedFor(gateway))))
+        .build();
+    this.sessions = sessions;
+    this.kvEvents = kvEvents
+        ? context.shared("affinity-router.kv-events", () -> new KvEventFeed(tokens)) : null;
+  }
+
+  /**
+   * The registered variants: the defaults, and the defaults without session ids (prefix locality
+   * and load only). The KV-event-fed router is a {@link #variant} ({@code kvEvents:true}), left out
+   * of the default comparison to keep it short.
+   */
+  static List<StrategyRegistry.Entry> entries() {
+    return List.of(
+        new StrategyRegistry.Entry("affinity-router", "the real router, default configuration",
+            (c, g) -> new AffinityRouterStrategy(c, g, true, false, b -> b), false),
+        new StrategyRegistry.Entry("affinity-router-nosess",
+            "the real router, requests without session ids (prefix locality and load only)",
+            (c, g) -> new AffinityRouterStrategy(c, g, false, false, b -> b), false));
+  }
+
+  /**
+   * A variant of the real router with some builder options changed, for tuning: {@code settings}
+   * maps option names to values. Options: {@code topK}, {@code epsilonSeconds}, {@code epsilonFraction},
+   * {@code repinRatio}, {@code repinSlackMillis}, {@code affinityCachedFraction},
+   * {@code placementBlocks}, {@code prefillTokensPerSecond}, {@code batchSlowdownSequences},
+   * {@code sessions} ({@code false} to drop session ids), {@code kvEvents} ({@code true} to feed the
+   * engines' KV events).
+   *
+   * @throws IllegalArgumentException on an unknown option or a bad value
+   */
+  static StrategyRegistry.Entry variant(String name, Map<String, String> settings) {
+    Map<String, String> copy = new TreeMap<>(settings);
+    boolean sessions = !"false".equals(copy.getOrDefault("sessions", "true"));
+    boolean kv = "true".equals(copy.getOrDefault("kvEvents", "false"));
+    double repinRatio = AffinityRouter.Builder.DEFAULT_REPIN_COST_RATIO;
+    long repinSlack = AffinityRouter.Builder.DEFAULT_REPIN_SLACK.toMillis();
+    for (String key : copy.keySet()) {
+      if (!OPTIONS.contains(key)) {
+        throw new IllegalArgumentException("router option: " + key + " (expected: one of "
+            + OPTIONS + ")");
+      }
+    }
+    try {
+      if (copy.containsKey("repinRatio")) {
+        repinRatio = Double.parseDouble(copy.get("repinRatio"));
+      }
+      if (copy.containsKey("repinSlackMillis")) {
+        repinSlack = Long.parseLong(copy.get("repinSlackMillis"));
+      }
+      double epsilonSeconds = Double.parseDouble(copy.getOrDefault("epsilonSeconds",
+          String.valueOf(AffinityRouter.Builder.DEFAULT_EPSILON_SECONDS)));
+      double epsilonFraction = Double.parseDouble(copy.getOrDefault("epsilonFraction",
+          String.valueOf(AffinityRouter.Builder.DEFAULT_EPSILON_FRACTION)));
+      double ratio = repinRatio;
+      Duration slack = Duration.ofMillis(repinSlack);
+      UnaryOperator<AffinityRouter.Builder> tuning = b -> {
+        b.repinThreshold(ratio, slack);
+        b.epsilon(epsilonSeconds, epsilonFraction);
+        copy.forEach((k, v) -> {
+          switch (k) {
+            case "topK" -> b.topK(Integer.parseInt(v));
+            case "affinityCachedFraction" -> b.affinityCachedFraction(Double.parseDouble(v));
+            case "placementBlocks" -> b.placementBlocks(Integer.parseInt(v));
+            case "prefillTokensPerSecond" -> b.prefillTokensPerSecond(Double.parseDouble(v));
+            case "batchSlowdownSequences" -> b.batchSlowdownSequences(Double.parseDouble(v));
+            default -> { }
+          }
+        });
+        return b;
+      };
+      tuning.apply(AffinityRouter.builder());
+      return new StrategyRegistry.Entry(name, "the real router with " + copy,
+          (c, g) -> new AffinityRouterStrategy(c, g, sessions, kv, tuning), false);
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("router options: " + copy + " (expected: numbers)", e);
+    }
+  }
+
+  private static final List<String> OPTIONS = List.of("topK", "epsilonSeconds", "epsilonFraction", "repinRatio",
+      "repinSlackMillis", "affinityCachedFraction", "placementBlocks", "prefillTokensPerSecond",
+      "batchSlowdownSequences", "sessions", "kvEvents");
+
+  @Override
+  public Route route(SimRequest request, FleetView fleet) {
+    RoutingRequest.Builder b = RoutingRequest.builder().promptTokens(tokens.tokens(request));
+    if (sessions && request.session() != null) {
+      b.sessionId(request.session());
+    }
+    RoutingDecision d = router.select(b.build(), fleet.replicas());
+    if (!d.isRouted()) {
+      return null;
+    }
+    String reason = d.reason().name()
+        + d.repinCause().map(c -> "/" + c.name()).orElse("");
+    return new Route(fleet.indexOf(d.replica()), reason,
+        d.reason() == RoutingReason.SESSION_REPINNED, d.lease());
+  }
+
+  @Override
+  public void onPrefixStored(String replicaId, SimRequest owner, int fromToken, int toToken) {
+    if (kvEvents != null) {
+      kvEvents.stored(router.cacheEvents(), replicaId, owner, fromToken, toToken);
+    }
+  }
+
+  @Override
+  public void onSegmentEvicted(String replicaId, long segmentKey) {
+    if (kvEvents != null) {
+      kvEvents.evicted(router.cacheEvents(), replicaId, segmentKey);
+    }
+  }
+
+  @Override
+  public void onReplicaCleared(String replicaId) {
+    if (kvEvents != null) {
+      router.cacheEvents().allBlocksCleared(replicaId);
+    }
+  }
+
+  @Override
+  public void onFirstToken(SimRequest request, Route route) {
+    RequestLease lease = route.lease();
+    if (lease != null) {
+      lease.markFirstToken();
+    }
+  }
+
+  @Override
+  public void onFinished(SimRequest request, Route route, int outputTokens) {
+    RequestLease lease = route.lease();
+    if (lease != null) {
+      lease.complete(outputTokens);
+    }
+  }
+}

@@ -1,0 +1,23 @@
+package io.affinityrouter.examples.simulator.strategy;
+
+import io.affinityrouter.RequestLease;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A strategy's choice for one request.
+ *
+ * @param replicaIndex the fleet index of the chosen replica
+ * @param reason why, in the strategy's own words (e.g. {@code prefix}, {@code load},
+ *     {@code SESSION_REPINNED/REPLICA_OVERLOADED}); reports count session turns that left their
+ *     replica by this reason
+ * @param repin whether the strategy moved a pinned session (a binding changed)
+ * @param lease the real router's lease, closed when the request finishes; null for emulations
+ */
+public record Route(int replicaIndex, String reason, boolean repin,
+    @Nullable RequestLease lease) {
+
+  /** A route of an emulated strategy (no binding, no lease). */
+  public static Route of(int replicaIndex, String reason) {
+    return new Route(replicaIndex, reason, false, null);
+  }
+}

@@ -1,0 +1,123 @@
+package io.affinityrouter.examples.simulator.strategy;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The strategies the simulator knows, by name (as Caffeine's simulator registers its policies).
+ * Immutable and thread-safe.
+ */
+public final class StrategyRegistry {
+  /** Creates one gateway's instance of a strategy. */
+  public interface Factory {
+    /** Returns the instance for gateway {@code gateway} of a run. */
+    RoutingStrategy create(StrategyContext context, int gateway);
+  }
+
+  /**
+   * A registered strategy.
+   *
+   * @param name its name on the command line and in reports
+   * @param description one line
+   * @param factory creates per-gateway instances
+   * @param infiniteCache whether the run gives the whole fleet one cache that never evicts (the
+   *     infinite-cache bound)
+   */
+  public record Entry(String name, String description, Factory factory, boolean infiniteCache) {}
+
+  private final Map<String, Entry> entries;
+
+  private StrategyRegistry(Map<String, Entry> entries) {
+    this.entries = Collections.unmodifiableMap(entries);
+  }
+
+  /** The standard registry: the real router's variants, every emulated peer, and the bound. */
+  public static StrategyRegistry standard() {
+    Map<String, Entry> m = new LinkedHashMap<>();
+    for (Entry e : AffinityRouterStrategy.entries()) {
+      m.put(e.name(), e);
+    }
+    add(m, "random", "uniformly random replica", (c, g) -> new RandomStrategy(c.seedFor(g)));
+    add(m, "round-robin", "round robin per gateway", (c, g) -> new RoundRobinStrategy(g));
+    add(m, "least-request", "fewest in-flight requests (gateway-local)",
+        (c, g) -> new LeastRequestStrategy(c.seedFor(g)));
+    add(m, "consistent-hash", "production-stack session hash ring",
+        (c, g) -> new ConsistentHashStrategy(c.seedFor(g)));
+    add(m, "sglang-cache-aware", "SGLang router cache_aware (approximate radix tree)",
+        (c, g) -> new SglangCacheAwareStrategy(c.seedFor(g)));
+    add(m, "llm-d", "llm-d default scorers 3·prefix + 2·queue + 2·kv",
+        (c, g) -> new LlmdScorerStrategy(c.seedFor(g)));
+    add(m, "dynamo-kv", "Dynamo KV router cost (exact KV events)",
+        (c, g) -> new DynamoKvCostStrategy(c.seedFor(g)));
+    add(m, "aibrix-prefix", "AIBrix prefix-cache",
+        (c, g) -> new AibrixPrefixCacheStrategy(c.seedFor(g)));
+    add(m, "aibrix-topk", "least-request top-k (k=5, eps=4, 300 s ramp)",
+        (c, g) -> new LeastRequestTopKStrategy(c.seedFor(g)));
+    m.put("infinite-cache", new Entry("infinite-cache",
+        "bound: one never-evicting fleet-wide cache, least-request",
+        (c, g) -> new LeastRequestStrategy(c.seedFor(g)), true));
+    return new StrategyRegistry(m);
+  }
+
+  private static void add(Map<String, Entry> m, String name, String description, Factory f) {
+    m.put(name, new Entry(name, description, f, false));
+  }
+
+  /**
+   * Returns this registry plus variants of the real router, given as
+   * {@code name=option:value,option:value;name2=...} (options of
+   * {@code AffinityRouterStrategy.variant}).
+   *
+   * @throws IllegalArgumentException on a malformed spec or an unknown option
+   */
+  public StrategyRegistry withRouterVariants(String spec) {
+    Map<String, Entry> m = new LinkedHashMap<>(entries);
+    for (String part : spec.split(";")) {
+      if (part.isBlank()) {
+        continue;
+      }
+      int eq = part.indexOf('=');
+      if (eq <= 0) {
+        throw new IllegalArgumentException(
+            "variant: " + part + " (expected: name=option:value,option:value)");
+      }
+      String name = part.substring(0, eq).trim();
+      Map<String, String> settings = new LinkedHashMap<>();
+      for (String kv : part.substring(eq + 1).split(",")) {
+        String[] pair = kv.split(":", 2);
+        if (pair.length != 2) {
+          throw new IllegalArgumentException("variant option: " + kv + " (expected: option:value)");
+        }
+        settings.put(pair[0].trim(), pair[1].trim());
+      }
+      m.put(name, AffinityRouterStrategy.variant(name, settings));
+    }
+    return new StrategyRegistry(m);
+  }
+
+  /** All entries, in registration order. */
+  public List<Entry> all() {
+    return new ArrayList<>(entries.values());
+  }
+
+  /**
+   * The entries with the given names, in the given order.
+   *
+   * @throws IllegalArgumentException if a name is unknown
+   */
+  public List<Entry> select(List<String> names) {
+    List<Entry> out = new ArrayList<>();
+    for (String n : names) {
+      Entry e = entries.get(n);
+      if (e == null) {
+        throw new IllegalArgumentException(
+            "strategy: " + n + " (expected: one of " + entries.keySet() + ")");
+      }
+      out.add(e);
+    }
+    return out;
+  }
+}

@@ -1,0 +1,136 @@
+package io.affinityrouter.examples.simulator.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import io.affinityrouter.examples.simulator.fleet.EngineConfig;
+import io.affinityrouter.examples.simulator.strategy.Route;
+import io.affinityrouter.examples.simulator.strategy.StrategyRegistry;
+import io.affinityrouter.examples.simulator.workload.AgentSessionGenerator;
+import io.affinityrouter.examples.simulator.workload.MooncakeTraceReader;
+import io.affinityrouter.examples.simulator.workload.Traces;
+import io.affinityrouter.examples.simulator.workload.Workload;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class SimulationTest {
+  /** Every strategy, plus the real router fed with the engines' KV events. */
+  private static final StrategyRegistry REGISTRY =
+      StrategyRegistry.standard().withRouterVariants("kv=kvEvents:true");
+  private static final int REPLICAS = 4;
+
+  /** The first requests of the Mooncake conversation trace at 75% load on {@link #REPLICAS}. */
+  static Workload mooncake(int requests) {
+    Workload raw = MooncakeTraceReader.read(
+        Traces.FOLDER.resolve("mooncake_conversation_trace.jsonl"), "mooncake", requests);
+    double capacity = LoadCalibration.requestsPerSecond(raw, EngineConfig.defaults(), 200);
+    double natural = raw.size() / (raw.spanNanos() / 1e9);
+    return raw.compressed(0.75 * REPLICAS * capacity / natural);
+  }
+
+  static Workload agents(int sessions) {
+    AgentSessionGenerator.Config c = AgentSessionGenerator.Config.defaults(3).withSessions(sessions);
+    return AgentSessionGenerator.generate(c, "agents");
+  }
+
+  private static SimulationConfig config(long seed) {
+    return SimulationConfig.steady(REPLICAS, 2, seed);
+  }
+
+  private static RunResult run(Workload w, String strategy, SimulationConfig c) {
+    return Simulation.run(w, REGISTRY.select(List.of(strategy)).get(0), c, line -> { });
+  }
+
+  @Test
+  void isDeterministicUnderASeed() {
+    Workload w = mooncake(600);
+    for (String s : List.of("affinity-router", "kv", "random", "sglang-cache-aware")) {
+      RunResult a = run(w, s, config(11));
+      RunResult b = run(w, s, config(11));
+      assertThat(a.completed()).isEqualTo(600);
+      assertThat(b.cachedTokens()).as(s).isEqualTo(a.cachedTokens());
+      assertThat(b.ttftMicros()).as(s).isEqualTo(a.ttftMicros());
+      assertThat(b.e2eMicros()).as(s).isEqualTo(a.e2eMicros());
+      assertThat(b.busyNanos()).as(s).containsExactly(a.busyNanos());
+      assertThat(b.moves()).as(s).isEqualTo(a.moves());
+    }
+    RunResult other = run(w, "random", config(12));
+    assertThat(other.ttftMicros()).isNotEqualTo(run(w, "random", config(11)).ttftMicros());
+  }
+
+  @Test
+  void noStrategyExceedsTheInfiniteCacheBound() {
+    for (Workload w : List.of(mooncake(800), agents(60))) {
+      RunResult bound = run(w, "infinite-cache", config(5));
+      assertThat(bound.ofBound()).as("the bound's own run").isCloseTo(1.0, within(0.02));
+      for (StrategyRegistry.Entry e : REGISTRY.all()) {
+        RunResult r = Simulation.run(w, e, config(5), line -> { });
+        assertThat(r.completed()).as(e.name()).isEqualTo(w.size());
+        assertThat(r.cachedTokens()).as(e.name() + " on " + w.name())
+            .isLessThanOrEqualTo(r.boundTokens());
+        assertThat(r.hitRate()).as(e.name() + " on " + w.name())
+            .isLessThanOrEqualTo(bound.hitRate() + 0.01);
+      }
+    }
+  }
+
+  @Test
+  void aStrategyThatAlwaysPicksOneReplicaShowsTheImbalance() {
+    StrategyRegistry.Entry first = new StrategyRegistry.Entry("first", "always replica 0",
+        (c, g) -> (request, fleet) -> Route.of(0, "first"), false);
+    Workload w = mooncake(300);
+    RunResult skewed = Simulation.run(w, first, config(1), line -> { });
+    RunResult spread = run(w, "least-request", config(1));
+    assertThat(skewed.busiestOverMean()).isCloseTo(REPLICAS, within(0.01));
+    assertThat(spread.busiestOverMean()).isLessThan(1.5);
+    assertThat(skewed.ttftMillis(99)).isGreaterThan(2 * spread.ttftMillis(99));
+  }
+
+  @Test
+  void aLostReplicasRequestsAreRetriedAndItsSessionsRepinned() {
+    Workload w = agents(80);
+    SimulationConfig c = new SimulationConfig(REPLICAS, REPLICAS, 2,
+        SimulationConfig.DEFAULT_SCRAPE_NANOS, SimulationConfig.DEFAULT_RETRY_NANOS,
+        EngineConfig.defaults(), List.of(new FleetEvent(w.spanNanos() / 2, 0,
+        FleetEvent.Kind.LOST)), 9);
+    RunResult r = run(w, "affinity-router", c);
+    assertThat(r.completed()).isEqualTo(w.size());
+    assertThat(r.failedOver()).isPositive();
+    assertThat(r.repins()).isPositive();
+    assertThat(r.moves()).containsKey("SESSION_REPINNED/REPLICA_GONE");
+    int[] last = r.loadSeries().get(r.loadSeries().size() - 1);
+    assertThat(last[0]).isEqualTo(-1);
+  }
+
+  @Test
+  void aReplicaReadyMidRunReceivesWork() {
+    Workload w = mooncake(600);
+    SimulationConfig c = new SimulationConfig(REPLICAS, REPLICAS - 1, 4,
+        SimulationConfig.DEFAULT_SCRAPE_NANOS, SimulationConfig.DEFAULT_RETRY_NANOS,
+        EngineConfig.defaults(), List.of(new FleetEvent(w.spanNanos() / 3, REPLICAS - 1,
+        FleetEvent.Kind.READY)), 9);
+    for (String s : List.of("affinity-router", "aibrix-topk", "least-request")) {
+      RunResult r = run(w, s, c);
+      assertThat(r.completed()).as(s).isEqualTo(600);
+      assertThat(r.busyNanos()[REPLICAS - 1]).as(s).isPositive();
+    }
+  }
+
+  @Test
+  void theRouterLeavesASleepingModelAsleepWhileAnotherServesAndPeersWakeIt() {
+    Workload w = agents(60);
+    SimulationConfig c = config(4).withAsleep(1, SimulationConfig.DEFAULT_WAKE_NANOS);
+    int sleeping = REPLICAS - 1;
+    RunResult ours = run(w, "affinity-router", c);
+    RunResult peer = run(w, "least-request", c);
+    assertThat(ours.completed()).isEqualTo(w.size());
+    assertThat(ours.wakes()).isZero();
+    assertThat(ours.busyNanos()[sleeping]).isZero();
+    assertThat(peer.completed()).isEqualTo(w.size());
+    assertThat(peer.wakes()).isEqualTo(1);
+    assertThat(peer.busyNanos()[sleeping]).isPositive();
+    // the request that woke the replica waited for the wake-up
+    assertThat(peer.ttftMillis(100))
+        .isGreaterThan(SimulationConfig.DEFAULT_WAKE_NANOS / 1e6);
+  }
+}

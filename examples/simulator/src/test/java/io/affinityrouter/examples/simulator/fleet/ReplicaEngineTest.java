@@ -1,0 +1,143 @@
+package io.affinityrouter.examples.simulator.fleet;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import io.affinityrouter.examples.simulator.workload.SimRequest;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class ReplicaEngineTest {
+  private final Map<Long, Long> firstToken = new HashMap<>();
+  private final Map<Long, Long> finished = new HashMap<>();
+  private final List<Integer> cachedAtFirstToken = new ArrayList<>();
+  private final ReplicaEngine.Listener listener = new ReplicaEngine.Listener() {
+    @Override
+    public void onFirstToken(ReplicaEngine e, Sequence s, long now) {
+      firstToken.put(s.request().id(), now);
+      cachedAtFirstToken.add(s.cachedTokens());
+    }
+
+    @Override
+    public void onFinished(ReplicaEngine e, Sequence s, long now) {
+      finished.put(s.request().id(), now);
+    }
+
+    @Override
+    public void onRejected(ReplicaEngine e, Sequence s, long now) {
+      finished.put(s.request().id(), -now);
+    }
+  };
+
+  private static SimRequest request(long id, long[] segmentIds, int tokensPerSegment, int output) {
+    int[] tokens = new int[segmentIds.length];
+    java.util.Arrays.fill(tokens, tokensPerSegment);
+    return new SimRequest(id, null, 0, segmentIds, tokens, output, -1);
+  }
+
+  private long runUntilIdle(ReplicaEngine engine, long now) {
+    long d;
+    while ((d = engine.startStep()) > 0) {
+      now += d;
+      engine.finishStep(now, listener);
+    }
+    return now;
+  }
+
+  @Test
+  void costModelMatchesTheCalibrationFigures() {
+    CostModel m = CostModel.QWEN25_7B_H100;
+    assertThat(m.stepMicros(512, 0, 0, CostModel.attentionTerm(512, 0)) / 1000)
+        .isCloseTo(10.5, within(0.6));
+    assertThat(m.stepMicros(8192, 0, 0, CostModel.attentionTerm(8192, 0)) / 1000)
+        .isCloseTo(170, within(2.0));
+    assertThat(m.stepMicros(0, 1, 1024, 0) / 1000).isCloseTo(7.1, within(0.2));
+    assertThat(m.stepMicros(0, 256, 256 * 1024, 0) / 1000).isCloseTo(14, within(0.6));
+  }
+
+  @Test
+  void cachedPrefixTokensAreNotPrefilledAgain() {
+    EngineConfig config = EngineConfig.defaults().withKvBlocks(10_000);
+    ReplicaEngine engine = new ReplicaEngine(0, config, new KvCache(10_000, true));
+    engine.submit(new Sequence(request(1, new long[] {1, 2, 3, 4}, 512, 1), config, null));
+    long t1 = runUntilIdle(engine, 0);
+    long prefilledFirst = engine.prefilledTokens();
+    engine.submit(new Sequence(request(2, new long[] {1, 2, 3, 9}, 512, 1), config, null));
+    long t2 = runUntilIdle(engine, t1) - t1;
+    assertThat(prefilledFirst).isEqualTo(2048);
+    assertThat(engine.prefilledTokens() - prefilledFirst).as("only the new segment").isEqualTo(512);
+    assertThat(cachedAtFirstToken).containsExactly(0, 1536);
+    assertThat(t2).isLessThan(t1 / 2);
+  }
+
+  @Test
+  void aFullyCachedPromptStillComputesItsLastToken() {
+    EngineConfig config = EngineConfig.defaults().withKvBlocks(10_000);
+    ReplicaEngine engine = new ReplicaEngine(0, config, new KvCache(10_000, true));
+    engine.submit(new Sequence(request(1, new long[] {1, 2}, 512, 1), config, null));
+    long t = runUntilIdle(engine, 0);
+    engine.submit(new Sequence(request(2, new long[] {1, 2}, 512, 1), config, null));
+    runUntilIdle(engine, t);
+    assertThat(cachedAtFirstToken).containsExactly(0, 1023);
+  }
+
+  @Test
+  void longPromptsArePrefilledInChunksOfTheTokenBudget() {
+    EngineConfig config = EngineConfig.defaults();
+    ReplicaEngine engine = new ReplicaEngine(0, config, new KvCache(config.kvBlocks(), true));
+    engine.submit(new Sequence(request(1, new long[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+        11, 12, 13, 14, 15, 16, 17, 18, 19, 20}, 1000, 3), config, null));
+    int steps = 0;
+    long now = 0;
+    long d;
+    while ((d = engine.startStep()) > 0) {
+      now += d;
+      engine.finishStep(now, listener);
+      steps++;
+    }
+    // 20,000 tokens at 8,192 per step: 3 prefill steps, the third emits the first token, then 2
+    // decode steps for the remaining output tokens.
+    assertThat(steps).isEqualTo(5);
+    assertThat(engine.generatedTokens()).isEqualTo(3);
+  }
+
+  @Test
+  void aRequestThatDoesNotFitWaitsForBlocksToBeFreed() {
+    EngineConfig config = EngineConfig.defaults().withKvBlocks(100);
+    ReplicaEngine engine = new ReplicaEngine(0, config, new KvCache(100, true));
+    // each needs 64 prompt blocks + 1 output block: only one fits at a time
+    engine.submit(new Sequence(request(1, new long[] {1, 2}, 512, 10), config, null));
+    engine.submit(new Sequence(request(2, new long[] {3, 4}, 512, 10), config, null));
+    assertThat(engine.startStep()).isPositive();
+    assertThat(engine.runningCount()).isEqualTo(1);
+    assertThat(engine.waitingCount()).isEqualTo(1);
+    runUntilIdle(engine, 0);
+    assertThat(firstToken.get(2L)).isGreaterThan(finished.get(1L) - 1);
+  }
+
+  @Test
+  void aRequestLargerThanTheCacheIsRejected() {
+    EngineConfig config = EngineConfig.defaults().withKvBlocks(10);
+    ReplicaEngine engine = new ReplicaEngine(0, config, new KvCache(10, true));
+    engine.submit(new Sequence(request(1, new long[] {1, 2}, 512, 10), config, null));
+    runUntilIdle(engine, 0);
+    assertThat(finished.get(1L)).isNegative();
+  }
+
+  @Test
+  void decodeBatchesShareSteps() {
+    EngineConfig config = EngineConfig.defaults();
+    ReplicaEngine engine = new ReplicaEngine(0, config, new KvCache(config.kvBlocks(), true));
+    for (int i = 0; i < 4; i++) {
+      engine.submit(new Sequence(request(i, new long[] {100 + i}, 100, 50), config, null));
+    }
+    runUntilIdle(engine, 0);
+    assertThat(finished).hasSize(4);
+    assertThat(engine.generatedTokens()).isEqualTo(200);
+    // one step admits all four; 49 decode steps follow, shared by the four sequences
+    assertThat(engine.busyNanos()).isLessThan(60 * 8_000_000L);
+  }
+}

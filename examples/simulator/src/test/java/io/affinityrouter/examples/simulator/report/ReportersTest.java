@@ -1,0 +1,73 @@
+package io.affinityrouter.examples.simulator.report;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.affinityrouter.examples.simulator.engine.RunResult;
+import io.affinityrouter.examples.simulator.engine.Simulation;
+import io.affinityrouter.examples.simulator.engine.SimulationConfig;
+import io.affinityrouter.examples.simulator.strategy.StrategyRegistry;
+import io.affinityrouter.examples.simulator.workload.AgentSessionGenerator;
+import io.affinityrouter.examples.simulator.workload.Workload;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ReportersTest {
+  private static final List<String> STRATEGIES =
+      List.of("affinity-router", "least-request", "infinite-cache");
+  private static final List<RunResult> RESULTS = new ArrayList<>();
+
+  @BeforeAll
+  static void run() {
+    Workload w = AgentSessionGenerator.generate(
+        AgentSessionGenerator.Config.defaults(1).withSessions(40), "agents");
+    for (StrategyRegistry.Entry e : StrategyRegistry.standard().select(STRATEGIES)) {
+      RESULTS.add(Simulation.run(w, e, SimulationConfig.steady(3, 1, 1), line -> { }));
+    }
+  }
+
+  @Test
+  void tableHasARowPerStrategyUnderItsWorkload() {
+    String table = TableReporter.format(RESULTS);
+    assertThat(table).contains("== agents: " + RESULTS.get(0).requests() + " requests");
+    for (String s : STRATEGIES) {
+      assertThat(table).containsPattern("(?m)^" + s + " +\\d+\\.\\d");
+    }
+  }
+
+  @Test
+  void csvHasAHeaderAndOneParsableRowPerRun(@TempDir Path dir) throws Exception {
+    Path file = dir.resolve("sub/results.csv");
+    CsvReporter.write(RESULTS, file);
+    List<String> lines = Files.readAllLines(file);
+    assertThat(lines).hasSize(1 + RESULTS.size());
+    assertThat(lines.get(0)).isEqualTo(CsvReporter.HEADER);
+    int columns = CsvReporter.HEADER.split(",").length;
+    for (int i = 0; i < RESULTS.size(); i++) {
+      String[] cells = lines.get(i + 1).split(",(?=(?:[^\"]*\"[^\"]*\")*[^\"]*$)");
+      assertThat(cells).hasSize(columns);
+      assertThat(cells[1]).isEqualTo(STRATEGIES.get(i));
+      assertThat(Double.parseDouble(cells[10])).isEqualTo(RESULTS.get(i).hitRate(),
+          org.assertj.core.api.Assertions.within(1e-5));
+    }
+  }
+
+  @Test
+  void htmlHasTheChartsOfEveryStrategy(@TempDir Path dir) throws Exception {
+    Path file = dir.resolve("report.html");
+    HtmlReporter.write(RESULTS, file);
+    String html = Files.readString(file);
+    // per workload: hit-rate bars, TTFT CDF, and one load chart per strategy
+    assertThat(html.split("<svg ", -1)).hasSize(1 + 2 + STRATEGIES.size());
+    // the CDF has a line per strategy, each load chart a line per replica
+    assertThat(html.split("<polyline ", -1)).hasSize(1 + STRATEGIES.size() + 3 * STRATEGIES.size());
+    assertThat(html).doesNotContain("NaN").doesNotContain("Infinity");
+    for (String s : STRATEGIES) {
+      assertThat(html).contains(">" + s + "<");
+    }
+  }
+}
