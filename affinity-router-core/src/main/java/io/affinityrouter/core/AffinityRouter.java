@@ -67,17 +67,24 @@ public final class AffinityRouter {
     public static final int DEFAULT_PLACEMENT_BLOCKS = 8;
     /**
      * Default share of a returning session's prompt taken as cached on its bound replica when this
-     * router's index knows less (another gateway served the earlier turns): {@value}.
+     * router's index knows less (another gateway served the earlier turns): {@value} (0.8 credited
+     * sessions for prefixes every replica holds; the simulator's RAGPulse runs showed it).
      */
-    public static final double DEFAULT_AFFINITY_CACHED_FRACTION = 0.8;
+    public static final double DEFAULT_AFFINITY_CACHED_FRACTION = 0.5;
     /**
      * Default overload threshold: a session leaves its bound replica when that replica's estimated
      * TTFT (with the session's cache) exceeds {@value} × the best alternative's (which must recompute
      * the prefix) plus {@link #DEFAULT_REPIN_SLACK}.
      */
-    public static final double DEFAULT_REPIN_COST_RATIO = 1.5;
-    /** Default absolute slack of the overload threshold: 200 ms. */
-    public static final Duration DEFAULT_REPIN_SLACK = Duration.ofMillis(200);
+    public static final double DEFAULT_REPIN_COST_RATIO = 1.75;
+    /** Default absolute slack of the overload threshold: 350 ms. */
+    public static final Duration DEFAULT_REPIN_SLACK = Duration.ofMillis(350);
+    /**
+     * Default weight of the prefill term when replicas are ranked: {@value}. Recomputing a prefix
+     * costs the request its time and the fleet the GPU time, which lengthens every later request's
+     * queue; ranking by TTFT alone ignores the second part.
+     */
+    public static final double DEFAULT_RECOMPUTE_WEIGHT = 1.0;
     /** Default Retry-After when every replica is at its limit: 1 s. */
     public static final Duration DEFAULT_AT_LIMIT_RETRY_AFTER = Duration.ofSeconds(1);
     /** Default Retry-After when no replica serves the model now (asleep, loading, none): 5 s. */
@@ -106,6 +113,8 @@ public final class AffinityRouter {
     int placementBlocks = DEFAULT_PLACEMENT_BLOCKS;
     double prefillTokensPerSecond = CostModel.DEFAULT_PREFILL_TOKENS_PER_SECOND;
     double batchSlowdownSequences = CostModel.DEFAULT_BATCH_SLOWDOWN_SEQUENCES;
+    double attentionSeconds = CostModel.DEFAULT_ATTENTION_SECONDS;
+    double recomputeWeight = DEFAULT_RECOMPUTE_WEIGHT;
     int topK = DEFAULT_TOP_K;
     double epsilonSeconds = DEFAULT_EPSILON_SECONDS;
     double epsilonFraction = DEFAULT_EPSILON_FRACTION;
@@ -238,6 +247,28 @@ public final class AffinityRouter {
       return this;
     }
 
+    /**
+     * Sets the quadratic attention cost of prefill, seconds per uncached token per context token
+     * (default {@value CostModel#DEFAULT_ATTENTION_SECONDS}; zero makes prefill linear).
+     */
+    public Builder attentionSeconds(double seconds) {
+      this.attentionSeconds = Checks.nonNegativeFinite(seconds, "attentionSeconds");
+      return this;
+    }
+
+    /**
+     * Sets the weight of the prefill (recompute) term when replicas are ranked, against the queue
+     * term (default {@value #DEFAULT_RECOMPUTE_WEIGHT}). The decision's estimated TTFT stays
+     * unweighted.
+     */
+    public Builder recomputeWeight(double weight) {
+      if (!(weight >= 1) || Double.isInfinite(weight)) {
+        throw new IllegalArgumentException("recomputeWeight: " + weight + " (expected: >= 1)");
+      }
+      this.recomputeWeight = weight;
+      return this;
+    }
+
     /** Sets how many of the cheapest replicas the picker draws from (default {@value #DEFAULT_TOP_K}). */
     public Builder topK(int k) {
       this.topK = Checks.positive(k, "topK");
@@ -293,7 +324,7 @@ public final class AffinityRouter {
       return this;
     }
 
-    /** Sets the overload threshold (default ratio {@value #DEFAULT_REPIN_COST_RATIO} and 200 ms). */
+    /** Sets the overload threshold (default ratio {@value #DEFAULT_REPIN_COST_RATIO} and 350 ms). */
     public Builder repinThreshold(double costRatio, Duration slack) {
       if (!(costRatio >= 1) || Double.isInfinite(costRatio)) {
         throw new IllegalArgumentException("repinCostRatio: " + costRatio + " (expected: >= 1)");

@@ -63,6 +63,7 @@ final class DefaultRouter implements Router {
   private final int defaultMaxRequests;
   private final long defaultMaxTokens;
   final double affinityCachedFraction;
+  final double recomputeWeight;
   final double repinCostRatio;
   final double repinSlackSeconds;
   private final Duration atLimitRetryAfter;
@@ -90,13 +91,15 @@ final class DefaultRouter implements Router {
     this.tracker = new LoadTracker(PrefixIndex.MAX_ORDINALS - 1, clock);
     this.events = new IndexedCacheEvents(index, hasher, id -> tracker.state(id).ordinal(),
         b.prefixIndexEntries);
-    this.costModel = new CostModel(b.prefillTokensPerSecond, b.batchSlowdownSequences);
+    this.costModel = new CostModel(b.prefillTokensPerSecond, b.batchSlowdownSequences,
+        b.attentionSeconds);
     this.picker = new TopKPicker(b.topK, b.epsilonSeconds, b.epsilonFraction, b.rampUp.toMillis(),
         b.minRampWeight);
     this.placementBlocks = b.placementBlocks;
     this.defaultMaxRequests = b.maxInFlightRequests;
     this.defaultMaxTokens = b.maxInFlightTokens;
     this.affinityCachedFraction = b.affinityCachedFraction;
+    this.recomputeWeight = b.recomputeWeight;
     this.repinCostRatio = b.repinCostRatio;
     this.repinSlackSeconds = b.repinSlack.toNanos() / 1e9;
     this.atLimitRetryAfter = b.atLimitRetryAfter;
@@ -305,9 +308,10 @@ final class DefaultRouter implements Router {
       sel.slowdown[i] = slowdown;
       sel.queue[i] = costModel.queueSeconds(load, state, tracker, sel.requestTokens, running,
           slowdown);
-      sel.prefill[i] = costModel.prefillSeconds(sel.promptTokens - sel.cachedTokens(i), slowdown);
+      long cached = sel.cachedTokens(i);
+      sel.prefill[i] = costModel.prefillSeconds(sel.promptTokens - cached, cached, slowdown);
       sel.plugin[i] = pluginSeconds(sel.request, r);
-      sel.cost[i] = sel.queue[i] + sel.prefill[i] - sel.plugin[i];
+      sel.cost[i] = sel.queue[i] + recomputeWeight * sel.prefill[i] - sel.plugin[i];
       s.ramp[i] = picker.rampWeight(r.readySince().toEpochMilli(), now);
       s.idHash[i] = state.idHash();
     }
@@ -396,7 +400,8 @@ final class DefaultRouter implements Router {
       long assumed = (long) (affinityCachedFraction * sel.promptTokens);
       if (assumed > cached) {
         cached = assumed;
-        prefillSeconds = costModel.prefillSeconds(sel.promptTokens - cached, sel.slowdown[i]);
+        prefillSeconds = costModel.prefillSeconds(sel.promptTokens - cached, cached,
+            sel.slowdown[i]);
       }
     }
     long uncached = sel.promptTokens - cached;

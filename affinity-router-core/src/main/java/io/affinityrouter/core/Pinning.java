@@ -130,8 +130,8 @@ final class Pinning {
     }
     long cached = Math.max(sel.cachedTokens(bound),
         (long) (r.affinityCachedFraction * sel.promptTokens));
-    double boundCost = sel.queue[bound] - sel.plugin[bound]
-        + r.costModel.prefillSeconds(sel.promptTokens - cached, sel.slowdown[bound]);
+    double boundCost = sel.queue[bound] - sel.plugin[bound] + r.recomputeWeight
+        * r.costModel.prefillSeconds(sel.promptTokens - cached, cached, sel.slowdown[bound]);
     double candidateCost = sel.cost[sel.candidate];
     if (boundCost > r.repinCostRatio * candidateCost + r.repinSlackSeconds) {
       return RepinCause.REPLICA_OVERLOADED;

@@ -10,9 +10,14 @@ import io.affinityrouter.core.load.ReplicaState;
  *
  * <pre>
  *   slowdown       = 1 + running / batchSlowdownSequences
- *   prefillSeconds = uncachedPromptTokens / prefillTokensPerSecond × slowdown      (prefix locality)
+ *   prefillSeconds = (U / prefillTokensPerSecond + attention × U × (C + U / 2)) × slowdown
+ *                                                       (prefix locality: U uncached, C cached tokens)
  *   queueSeconds   = prefillAhead / prefillTokensPerSecond × slowdown + kvWaitSeconds   (load)
  * </pre>
+ *
+ * The attention term is the quadratic part of prefill: each uncached token attends to every token
+ * before it, so recomputing a long context costs more than its length alone says, and a long
+ * session's cache is worth more than a short prompt's.
  *
  * <ul>
  *   <li>{@code prefillAhead} is the prefill work queued before the request: the larger of this
@@ -37,23 +42,40 @@ public final class CostModel {
    */
   public static final double DEFAULT_PREFILL_TOKENS_PER_SECOND = 40_000;
   /**
-   * Default running sequences that double the prefill time: {@value} (a decode batch adds per-step
-   * time linear in its size and context; at 512 sequences of a few thousand tokens of context that is
-   * about as long as an 8k-token prefill chunk).
+   * Default running sequences that double the prefill time: {@value}. Far stronger than the decode
+   * kernels' own cost (c·D + d·K per step in the DESIGN.md fit, a few percent of a prefill chunk):
+   * a replica's decode batch also holds its KV, its scheduler slots and its queue. In the fleet
+   * simulator ({@code examples/simulator}), runs at 12, 16, 32, 64 and 512 gave the best p99 TTFT
+   * over its five workloads together at 12 (512 was worst), with hit rates within a point.
    */
-  public static final double DEFAULT_BATCH_SLOWDOWN_SEQUENCES = 512;
+  public static final double DEFAULT_BATCH_SLOWDOWN_SEQUENCES = 12;
+
+  /**
+   * Default attention cost, seconds per (uncached token × context token): {@value} (9.2e-4 µs, the
+   * {@code e} of the step-time fit for Qwen2.5-7B on H100 in DESIGN.md: a 32k-token prefill spends
+   * about half its time there).
+   */
+  public static final double DEFAULT_ATTENTION_SECONDS = 9.2e-10;
 
   private final double prefillTokensPerSecond;
   private final double batchSlowdownSequences;
+  private final double attentionSeconds;
 
   /**
    * Creates a model.
    *
-   * @throws IllegalArgumentException if a figure is not positive and finite
+   * @throws IllegalArgumentException if a figure is not positive and finite (the attention cost may
+   *     be zero)
    */
-  public CostModel(double prefillTokensPerSecond, double batchSlowdownSequences) {
+  public CostModel(double prefillTokensPerSecond, double batchSlowdownSequences,
+      double attentionSeconds) {
     this.prefillTokensPerSecond = positive(prefillTokensPerSecond, "prefillTokensPerSecond");
     this.batchSlowdownSequences = positive(batchSlowdownSequences, "batchSlowdownSequences");
+    if (!(attentionSeconds >= 0) || Double.isInfinite(attentionSeconds)) {
+      throw new IllegalArgumentException(
+          "attentionSeconds: " + attentionSeconds + " (expected: >= 0 and finite)");
+    }
+    this.attentionSeconds = attentionSeconds;
   }
 
   private static double positive(double v, String name) {
@@ -73,9 +95,13 @@ public final class CostModel {
     return 1.0 + running / batchSlowdownSequences;
   }
 
-  /** Seconds to prefill {@code uncachedTokens} on a replica with the given slowdown. */
-  public double prefillSeconds(long uncachedTokens, double slowdown) {
-    return uncachedTokens / prefillTokensPerSecond * slowdown;
+  /**
+   * Seconds to prefill {@code uncachedTokens} that follow {@code cachedTokens} cached ones, on a
+   * replica with the given slowdown.
+   */
+  public double prefillSeconds(long uncachedTokens, long cachedTokens, double slowdown) {
+    double u = uncachedTokens;
+    return (u / prefillTokensPerSecond + attentionSeconds * u * (cachedTokens + u / 2)) * slowdown;
   }
 
   /**

@@ -11,13 +11,14 @@ import io.affinityrouter.core.load.ReplicaState;
 import org.junit.jupiter.api.Test;
 
 class CostModelTest {
-  private final CostModel model = new CostModel(40_000, 512);
+  private final CostModel model = new CostModel(40_000, 512, 0);
+  private final CostModel quadratic = new CostModel(40_000, 512, 9.2e-10);
   private final LoadTracker tracker = new LoadTracker(10, new TestClock());
 
   @Test
   void prefillIsUncachedTokensOverThroughputTimesBatchSlowdown() {
-    assertThat(model.prefillSeconds(8000, model.slowdown(0))).isCloseTo(0.2, within(1e-9));
-    assertThat(model.prefillSeconds(8000, model.slowdown(512))).isCloseTo(0.4, within(1e-9));
+    assertThat(model.prefillSeconds(8000, 0, model.slowdown(0))).isCloseTo(0.2, within(1e-9));
+    assertThat(model.prefillSeconds(8000, 0, model.slowdown(512))).isCloseTo(0.4, within(1e-9));
   }
 
   @Test
@@ -50,16 +51,25 @@ class CostModelTest {
   @Test
   void aCachedPrefixWinsUntilItsQueueCostsMoreThanTheRecompute() {
     double slow = model.slowdown(0);
-    double recompute = model.prefillSeconds(8_000, slow);
-    double cachedWithQueue = model.prefillSeconds(500, slow) + 7_000 / 40_000.0;
-    double cachedWithLongerQueue = model.prefillSeconds(500, slow) + 8_000 / 40_000.0;
+    double recompute = model.prefillSeconds(8_000, 0, slow);
+    double cachedWithQueue = model.prefillSeconds(500, 7_500, slow) + 7_000 / 40_000.0;
+    double cachedWithLongerQueue = model.prefillSeconds(500, 7_500, slow) + 8_000 / 40_000.0;
     assertThat(cachedWithQueue).isLessThan(recompute);
     assertThat(cachedWithLongerQueue).isGreaterThan(recompute);
   }
 
   @Test
+  void attentionMakesRecomputingALongContextCostMoreThanItsLength() {
+    // 32k tokens from scratch: 0.8 s linear + 9.2e-10 × 32,768 × 16,384 = 0.494 s attention.
+    assertThat(quadratic.prefillSeconds(32_768, 0, 1)).isCloseTo(0.8192 + 0.4939, within(1e-3));
+    // The last 1k tokens after 31k cached: linear 25.6 ms plus attention to the cached context.
+    assertThat(quadratic.prefillSeconds(1_024, 31_744, 1))
+        .isCloseTo(0.0256 + 9.2e-10 * 1024 * (31_744 + 512), within(1e-6));
+  }
+
+  @Test
   void badSettingsAreRefused() {
-    assertThatThrownBy(() -> new CostModel(0, 1))
+    assertThatThrownBy(() -> new CostModel(0, 1, 0))
         .hasMessage("prefillTokensPerSecond: 0.0 (expected: > 0 and finite)");
   }
 }

@@ -65,6 +65,7 @@ final class AffinityRouterStrategy implements RoutingStrategy {
    * maps option names to values. Options: {@code topK}, {@code epsilonSeconds}, {@code epsilonFraction},
    * {@code repinRatio}, {@code repinSlackMillis}, {@code affinityCachedFraction},
    * {@code placementBlocks}, {@code prefillTokensPerSecond}, {@code batchSlowdownSequences},
+   * {@code attentionSeconds}, {@code recomputeWeight},
    * {@code sessions} ({@code false} to drop session ids), {@code kvEvents} ({@code true} to feed the
    * engines' KV events).
    *
@@ -105,6 +106,8 @@ final class AffinityRouterStrategy implements RoutingStrategy {
             case "placementBlocks" -> b.placementBlocks(Integer.parseInt(v));
             case "prefillTokensPerSecond" -> b.prefillTokensPerSecond(Double.parseDouble(v));
             case "batchSlowdownSequences" -> b.batchSlowdownSequences(Double.parseDouble(v));
+            case "attentionSeconds" -> b.attentionSeconds(Double.parseDouble(v));
+            case "recomputeWeight" -> b.recomputeWeight(Double.parseDouble(v));
             default -> { }
           }
         });
@@ -120,7 +123,7 @@ final class AffinityRouterStrategy implements RoutingStrategy {
 
   private static final List<String> OPTIONS = List.of("topK", "epsilonSeconds", "epsilonFraction", "repinRatio",
       "repinSlackMillis", "affinityCachedFraction", "placementBlocks", "prefillTokensPerSecond",
-      "batchSlowdownSequences", "sessions", "kvEvents");
+      "batchSlowdownSequences", "attentionSeconds", "recomputeWeight", "sessions", "kvEvents");
 
   @Override
   public Route route(SimRequest request, FleetView fleet) {
