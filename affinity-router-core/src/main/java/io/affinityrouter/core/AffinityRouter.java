@@ -51,8 +51,8 @@ public final class AffinityRouter {
     public static final Duration DEFAULT_STORE_BACKOFF = Duration.ofMillis(500);
     /** Default longest back-off of the store circuit breaker: 10 s. */
     public static final Duration DEFAULT_STORE_MAX_BACKOFF = Duration.ofSeconds(10);
-    /** Default number of cheapest replicas the picker draws from: {@value}. */
-    public static final int DEFAULT_TOP_K = 3;
+    /** Default number of cheapest replicas the picker draws from: {@value} (AIBrix's k). */
+    public static final int DEFAULT_TOP_K = 5;
     /** Default absolute cost window of the picker, in seconds of estimated TTFT: {@value}. */
     public static final double DEFAULT_EPSILON_SECONDS = 0.002;
     /** Default relative cost window of the picker, a fraction of the cheapest cost: {@value}. */

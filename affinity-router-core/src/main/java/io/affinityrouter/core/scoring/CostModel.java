@@ -45,10 +45,11 @@ public final class CostModel {
    * Default running sequences that double the prefill time: {@value}. Far stronger than the decode
    * kernels' own cost (c·D + d·K per step in the DESIGN.md fit, a few percent of a prefill chunk):
    * a replica's decode batch also holds its KV, its scheduler slots and its queue. In the fleet
-   * simulator ({@code examples/simulator}), runs at 12, 16, 32, 64 and 512 gave the best p99 TTFT
-   * over its five workloads together at 12 (512 was worst), with hit rates within a point.
+   * simulator ({@code examples/simulator}), runs at 6, 8, 12, 16, 32, 64 and 512 gave the best p99
+   * TTFT over its five workloads together at 8 (with top-k 5; 512 was worst), hit rates within a
+   * point of each other.
    */
-  public static final double DEFAULT_BATCH_SLOWDOWN_SEQUENCES = 12;
+  public static final double DEFAULT_BATCH_SLOWDOWN_SEQUENCES = 8;
 
   /**
    * Default attention cost, seconds per (uncached token × context token): {@value} (9.2e-4 µs, the
