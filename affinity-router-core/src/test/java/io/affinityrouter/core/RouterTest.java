@@ -88,6 +88,32 @@ class RouterTest {
   }
 
   @Test
+  void aHigherRecomputeWeightKeepsThePrefixWhereTheQueueAloneWouldMoveIt() {
+    int[] system = tokens(7, 2048);
+    for (double weight : new double[] {1.0, 4.0}) {
+      Router router = AffinityRouter.builder().clock(clock).random(new SplittableRandom(1))
+          .recomputeWeight(weight).build();
+      List<Replica> fleet = replicas(2);
+      RoutingDecision a = router.select(anonymous(concat(system, tokens(1, 32))), fleet);
+      a.lease().close();
+      List<Replica> loaded = new ArrayList<>();
+      for (Replica r : fleet) {
+        loaded.add(r.equals(a.replica())
+            ? r.withLoad(ReplicaLoad.builder().waitingRequests(3).build()) : r);
+      }
+      RoutingDecision b = router.select(anonymous(concat(system, tokens(2, 32))), loaded);
+      if (weight == 1.0) {
+        assertThat(b.replica().id()).isNotEqualTo(a.replica().id()); // 3k queued > 2k recompute
+      } else {
+        assertThat(b.replica().id()).isEqualTo(a.replica().id());
+        assertThat(b.scores().estimatedTtftSeconds()) // the estimate itself stays unweighted
+            .isCloseTo(b.scores().queueSeconds() + b.scores().prefillSeconds(),
+                org.assertj.core.api.Assertions.within(1e-12));
+      }
+    }
+  }
+
+  @Test
   void unhealthyBoundReplicaIsRepinnedAndTheListenerHearsIt() {
     List<String> repins = new ArrayList<>();
     Router router = AffinityRouter.builder().clock(clock).addListener(new RoutingListener() {
