@@ -60,11 +60,6 @@ public final class LoadTracker {
     return new ReplicaState(id, ordinal, DECODE_RATE_PRIOR);
   }
 
-  /** The state of a replica if this router has seen it, else null. */
-  public ReplicaState stateIfPresent(String replicaId) {
-    return states.get(replicaId);
-  }
-
   /** Average output tokens per completed request. */
   public double outputTokensPerRequest() {
     return outputTokensPerRequest.get();

@@ -61,6 +61,16 @@ class IndexedCacheEventsTest {
   }
 
   @Test
+  void aBlockWhoseParentWasNeverStoredIsDroppedAndCounted() {
+    io.affinityrouter.core.prefix.IndexedCacheEvents events =
+        (io.affinityrouter.core.prefix.IndexedCacheEvents) router.cacheEvents();
+    int[] prompt = Prompts.tokens(11, 32);
+    events.blocksStored("r0", null, "t", 424242L, new long[] {1, 2}, prompt, 16);
+    assertThat(events.unknownParents()).isEqualTo(1);
+    assertThat(route(prompt).matchedBlocks()).isZero();
+  }
+
+  @Test
   void inconsistentEventsAreRefused() {
     assertThatThrownBy(() -> router.cacheEvents().blocksStored("r0", null, null, null,
         new long[] {1}, new int[16], 24))
