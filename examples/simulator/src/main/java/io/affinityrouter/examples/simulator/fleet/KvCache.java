@@ -134,7 +134,16 @@ public final class KvCache {
    * @param from the number of segments that were cached at admission
    */
   public void publish(long[] keys, int[] segmentBlocks, int from) {
-    for (int i = from; i < keys.length; i++) {
+    publish(keys, segmentBlocks, from, keys.length);
+  }
+
+  /**
+   * Makes segments {@code from..to-1} of an admitted request reusable as soon as they are computed
+   * (vLLM V1 registers each full block in the prefix cache when the step computing it is
+   * scheduled, so later requests hit the blocks of a prefill still in progress).
+   */
+  public void publish(long[] keys, int[] segmentBlocks, int from, int to) {
+    for (int i = from; i < to; i++) {
       reservedBlocks -= segmentBlocks[i];
       Entry e = prefixCaching ? entries.get(keys[i]) : null;
       if (e != null) {

@@ -180,6 +180,13 @@ public final class ReplicaEngine {
           ? SegmentsAdmission.NEVER : SegmentsAdmission.WAIT;
     }
     s.matchedSegments = m;
+    s.publishedSegments = m;
+    int[] segTokens = s.request().segmentTokens();
+    long t = 0;
+    for (int i = 0; i < m; i++) {
+      t += segTokens[i];
+    }
+    s.publishedTokens = t;
     // vLLM recomputes at least the last prompt token to produce logits.
     s.cachedTokens = s.request().cachedTokensOf(m);
     return SegmentsAdmission.ADMITTED;
@@ -199,8 +206,17 @@ public final class ReplicaEngine {
         if (s.prefillRemaining() > 0) {
           s.prefilled += s.plannedTokens;
           prefilledTokens += s.plannedTokens;
+          if (cacheKeepsPrompts()) {
+            publishComputed(s);
+          }
           if (s.prefillRemaining() == 0) {
-            cache.publish(s.request().keys(), s.segmentBlocks(), s.matchedSegments);
+            if (cacheKeepsPrompts()) {
+              cache.publish(s.request().keys(), s.segmentBlocks(), s.publishedSegments,
+                  s.segmentBlocks().length);
+              s.publishedSegments = s.segmentBlocks().length;
+            } else {
+              cache.publish(s.request().keys(), s.segmentBlocks(), s.matchedSegments);
+            }
             s.published = true;
             s.generated = 1;
             generatedTokens++;
@@ -224,8 +240,38 @@ public final class ReplicaEngine {
     running = still;
   }
 
+  /** Publishes the segments the prefill has fully computed so far. */
+  private void publishComputed(Sequence s) {
+    int[] segTokens = s.request().segmentTokens();
+    long computed = (long) s.cachedTokens + s.prefilled;
+    int from = s.publishedSegments;
+    int to = from;
+    long tokens = s.publishedTokens;
+    while (to < segTokens.length && tokens + segTokens[to] <= computed) {
+      tokens += segTokens[to];
+      to++;
+    }
+    if (to > from) {
+      cache.publish(s.request().keys(), s.segmentBlocks(), from, to);
+      s.publishedSegments = to;
+      s.publishedTokens = tokens;
+    }
+  }
+
   private void release(Sequence s) {
     long[] keys = s.request().keys();
+    if (cacheKeepsPrompts() && s.isAdmitted()) {
+      long reserved = s.outputBlocks();
+      int[] blocks = s.segmentBlocks();
+      for (int i = s.publishedSegments; i < blocks.length; i++) {
+        reserved += blocks[i];
+      }
+      cache.release(keys, s.publishedSegments, reserved);
+      if (s.published && s.request().hasAnswerSegment()) {
+        cache.insertUnpinned(s.request().answerKey(), config.blocksFor(s.request().outputTokens()));
+      }
+      return;
+    }
     boolean cachedAll = s.published && cacheKeepsPrompts();
     long reserved = s.outputBlocks();
     if (!cachedAll) {

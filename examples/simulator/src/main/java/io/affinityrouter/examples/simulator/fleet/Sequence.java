@@ -18,6 +18,8 @@ public final class Sequence {
   int generated;
   int plannedTokens;
   boolean published;
+  int publishedSegments;
+  long publishedTokens;
 
   /**
    * Creates a sequence for a request.

@@ -105,6 +105,25 @@ class ReplicaEngineTest {
   }
 
   @Test
+  void aSecondRequestHitsTheBlocksOfAPrefillStillInProgress() {
+    // vLLM V1 caches each full block as soon as its step is scheduled: a request admitted while an
+    // earlier prefill is still running reuses what that prefill has computed so far.
+    EngineConfig config = EngineConfig.defaults();
+    ReplicaEngine engine = new ReplicaEngine(0, config, new KvCache(config.kvBlocks(), true));
+    long[] ids = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+    engine.submit(new Sequence(request(1, ids, 1024, 1), config, null)); // 10,240 tokens
+    long now = engine.startStep(); // the first 8,192-token chunk: segments 1..8
+    engine.finishStep(now, listener);
+    assertThat(firstToken).isEmpty();
+    engine.submit(new Sequence(request(2, ids, 1024, 1), config, null));
+    runUntilIdle(engine, now);
+    // Admitted next to the first request's last chunk, it found the 8 segments already computed.
+    assertThat(cachedAtFirstToken).containsExactly(0, 8 * 1024);
+    assertThat(engine.prefilledTokens()).isEqualTo(10_240 + 2 * 1024);
+    assertThat(engine.cache().activeBlocks()).isZero(); // every pin released
+  }
+
+  @Test
   void aRequestThatDoesNotFitWaitsForBlocksToBeFreed() {
     EngineConfig config = EngineConfig.defaults().withKvBlocks(100);
     ReplicaEngine engine = new ReplicaEngine(0, config, new KvCache(100, true));
