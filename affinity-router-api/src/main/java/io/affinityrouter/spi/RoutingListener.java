@@ -29,9 +29,12 @@ public interface RoutingListener {
   default void onRepin(BindingKey key, String fromReplicaId, String toReplicaId, RepinCause cause) {}
 
   /**
-   * The request's model is asleep on every replica that hosts it: the gateway should wake it on
-   * {@code replica} (e.g. vLLM's {@code POST /wake_up}). The request itself was not routed and is not
-   * held; the caller retries after the decision's {@code retryAfter}.
+   * The gateway should wake the request's model on {@code replica} (e.g. vLLM's
+   * {@code POST /wake_up}). Either the model is asleep on every replica that hosts it (the request
+   * was not routed and is not held; the caller retries after the decision's {@code retryAfter}), or
+   * the awake replicas are under pressure — the routed request's estimated queue reached the router's
+   * wake threshold — and a sleeping replica can add capacity. Asked at most once per replica and
+   * model within the router's unavailable retry-after.
    */
   default void onWakeRequested(Replica replica, String model) {}
 

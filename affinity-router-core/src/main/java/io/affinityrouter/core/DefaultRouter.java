@@ -64,10 +64,11 @@ final class DefaultRouter implements Router {
   private final long defaultMaxTokens;
   final double affinityCachedFraction;
   final double recomputeWeight;
-  final double repinCostRatio;
+  final double repinSavingsMultiple;
   final double repinSlackSeconds;
   private final Duration atLimitRetryAfter;
   private final Duration unavailableRetryAfter;
+  private final double wakeThresholdSeconds;
   private final ReplicaScorer[] scorers;
   private final ReplicaFilter[] filters;
   final RoutingListener[] listeners;
@@ -92,7 +93,7 @@ final class DefaultRouter implements Router {
     this.events = new IndexedCacheEvents(index, hasher, id -> tracker.state(id).ordinal(),
         b.prefixIndexEntries);
     this.costModel = new CostModel(b.prefillTokensPerSecond, b.batchSlowdownSequences,
-        b.attentionSeconds);
+        b.attentionSeconds, b.runningSequenceSeconds);
     this.picker = new TopKPicker(b.topK, b.epsilonSeconds, b.epsilonFraction, b.rampUp.toMillis(),
         b.minRampWeight);
     this.placementBlocks = b.placementBlocks;
@@ -100,10 +101,11 @@ final class DefaultRouter implements Router {
     this.defaultMaxTokens = b.maxInFlightTokens;
     this.affinityCachedFraction = b.affinityCachedFraction;
     this.recomputeWeight = b.recomputeWeight;
-    this.repinCostRatio = b.repinCostRatio;
+    this.repinSavingsMultiple = b.repinSavingsMultiple;
     this.repinSlackSeconds = b.repinSlack.toNanos() / 1e9;
     this.atLimitRetryAfter = b.atLimitRetryAfter;
     this.unavailableRetryAfter = b.unavailableRetryAfter;
+    this.wakeThresholdSeconds = b.wakeThreshold.toNanos() / 1e9;
     this.scorers = b.scorers.toArray(new ReplicaScorer[0]);
     this.filters = b.filters.toArray(new ReplicaFilter[0]);
     this.listeners = b.listeners.toArray(new RoutingListener[0]);
@@ -199,8 +201,12 @@ final class DefaultRouter implements Router {
     if (sel.candidate < 0) {
       return notRouted(sel);
     }
+    if (sel.queue[sel.candidate] >= wakeThresholdSeconds && sel.anyAsleep()) {
+      wake(sel); // the awake replicas are busy: ask for the sleeping capacity, route as usual
+    }
     if (sel.key == null) {
-      return routed(sel, sel.candidate, RoutingReason.BEST_SCORE, 0, false, null, null, false);
+      return routed(sel, sel.candidate, RoutingReason.BEST_SCORE, 0, false, null, null, false,
+          false);
     }
     return pinning.run(sel);
   }
@@ -390,13 +396,18 @@ final class DefaultRouter implements Router {
     return i >= 0 && sel.usable(i) && admit(sel, i) ? i : -1;
   }
 
-  /** Opens the lease on replica {@code i}, records the prompt there, notifies, returns the decision. */
+  /**
+   * Opens the lease on replica {@code i}, records the prompt there, notifies, returns the decision.
+   * {@code bound}: the session's existing binding was kept; {@code assumeCached}: count at least
+   * {@code affinityCachedFraction} of the prompt as cached there.
+   */
   RoutingDecision routed(Selection sel, int i, RoutingReason reason, long generation,
-      boolean degraded, io.affinityrouter.RepinCause cause, String previous, boolean bound) {
+      boolean degraded, io.affinityrouter.RepinCause cause, String previous, boolean bound,
+      boolean assumeCached) {
     ReplicaState state = sel.states[i];
     long cached = sel.cachedTokens(i);
     double prefillSeconds = sel.prefill[i];
-    if (bound) {
+    if (assumeCached) {
       long assumed = (long) (affinityCachedFraction * sel.promptTokens);
       if (assumed > cached) {
         cached = assumed;
@@ -405,7 +416,8 @@ final class DefaultRouter implements Router {
       }
     }
     long uncached = sel.promptTokens - cached;
-    var lease = tracker.open(state, sel.requestTokens, uncached, sel.expectedOutput);
+    var lease = tracker.open(state, sel.requestTokens, uncached, sel.expectedOutput,
+        costModel.prefillSeconds(uncached, cached, 1.0));
     if (state.ordinal() >= 0 && sel.blocks > 0) {
       index.record(sel.hashes, sel.blocks, state.ordinal(), sel.matched[i]);
     }

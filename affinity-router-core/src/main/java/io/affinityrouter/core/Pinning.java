@@ -93,26 +93,30 @@ final class Pinning {
 
   private Object afterBinding(Selection sel, Binding b, int attempt) {
     int c = sel.candidate;
+    // The prefix index knows what this router sent; when this router did not send the session's
+    // last turn to its replica, the index may miss the session's context there, so a share of the
+    // prompt is assumed cached (affinityCachedFraction).
+    boolean assume = !b.written() && !b.replicaId().equals(r.lastKnown.getIfPresent(sel.key));
     if (b.replicaId().equals(sel.states[c].id())) {
       RoutingReason reason = attempt > 0 ? RoutingReason.SESSION_ADOPTED
           : b.written() ? RoutingReason.SESSION_CLAIMED : RoutingReason.SESSION_AFFINITY;
       remember(sel.key, b.replicaId());
-      return r.routed(sel, c, reason, b.generation(), false, null, null, !b.written());
+      return r.routed(sel, c, reason, b.generation(), false, null, null, !b.written(), assume);
     }
     int bound = sel.indexOf(b.replicaId());
-    RepinCause cause = keep(sel, bound);
+    RepinCause cause = keep(sel, bound, assume);
     if (cause == null) {
       sel.states[c].cancelAcquire(sel.requestTokens);
       RoutingReason reason = attempt > 0 ? RoutingReason.SESSION_ADOPTED
           : RoutingReason.SESSION_AFFINITY;
       remember(sel.key, b.replicaId());
-      return r.routed(sel, bound, reason, b.generation(), false, null, null, true);
+      return r.routed(sel, bound, reason, b.generation(), false, null, null, true, assume);
     }
     return repin(sel, b, cause, attempt);
   }
 
   /** Null if the bound replica keeps the session (and admitted it), else why it cannot. */
-  private RepinCause keep(Selection sel, int bound) {
+  private RepinCause keep(Selection sel, int bound, boolean assume) {
     if (bound < 0) {
       return RepinCause.REPLICA_GONE;
     }
@@ -128,12 +132,16 @@ final class Pinning {
       default:
         break;
     }
-    long cached = Math.max(sel.cachedTokens(bound),
-        (long) (r.affinityCachedFraction * sel.promptTokens));
-    double boundCost = sel.queue[bound] - sel.plugin[bound] + r.recomputeWeight
+    long cached = assume ? Math.max(sel.cachedTokens(bound),
+        (long) (r.affinityCachedFraction * sel.promptTokens)) : sel.cachedTokens(bound);
+    double boundPrefill = r.recomputeWeight
         * r.costModel.prefillSeconds(sel.promptTokens - cached, cached, sel.slowdown[bound]);
-    double candidateCost = sel.cost[sel.candidate];
-    if (boundCost > r.repinCostRatio * candidateCost + r.repinSlackSeconds) {
+    double boundCost = sel.queue[bound] - sel.plugin[bound] + boundPrefill;
+    int c = sel.candidate;
+    double candidateCost = sel.cost[c];
+    // What the session's cache is worth here: the prefill it saves against the candidate.
+    double saved = Math.max(0, r.recomputeWeight * sel.prefill[c] - boundPrefill);
+    if (boundCost > candidateCost + r.repinSlackSeconds + r.repinSavingsMultiple * saved) {
       return RepinCause.REPLICA_OVERLOADED;
     }
     return r.admit(sel, bound) ? null : RepinCause.REPLICA_AT_LIMIT;
@@ -143,7 +151,7 @@ final class Pinning {
     int c = sel.candidate;
     String target = sel.states[c].id();
     if (attempt >= MAX_REPIN_ATTEMPTS) {
-      return r.routed(sel, c, RoutingReason.DEGRADED_FALLBACK, 0, true, null, null, false);
+      return r.routed(sel, c, RoutingReason.DEGRADED_FALLBACK, 0, true, null, null, false, false);
     }
     CompletableFuture<Binding> f = call(
         () -> r.store.repin(sel.key, old.generation(), target, r.bindingTtl));
@@ -151,14 +159,14 @@ final class Pinning {
       if (ex != null) {
         storeFailed(ex);
         r.degradedSessions.put(s.key, target);
-        return r.routed(s, c, RoutingReason.DEGRADED_FALLBACK, 0, true, null, null, false);
+        return r.routed(s, c, RoutingReason.DEGRADED_FALLBACK, 0, true, null, null, false, false);
       }
       r.guard.onSuccess(false);
       if (nb.written()) {
         remember(s.key, target);
         notifyRepin(s.key, old.replicaId(), target, cause);
         return r.routed(s, c, RoutingReason.SESSION_REPINNED, nb.generation(), false, cause,
-            old.replicaId(), false);
+            old.replicaId(), false, false);
       }
       return afterBinding(s, nb, attempt + 1);
     });
@@ -213,7 +221,7 @@ final class Pinning {
       sel.states[c].cancelAcquire(sel.requestTokens);
     }
     r.degradedSessions.put(key, sel.states[chosen].id());
-    return r.routed(sel, chosen, RoutingReason.DEGRADED_FALLBACK, 0, true, null, null, false);
+    return r.routed(sel, chosen, RoutingReason.DEGRADED_FALLBACK, 0, true, null, null, false, false);
   }
 
   /** Calls the store, turning a thrown exception into a failed future, bounded by the timeout. */

@@ -111,6 +111,16 @@ final class Selection {
     return c;
   }
 
+  /** Whether the request's model sleeps on some replica. */
+  boolean anyAsleep() {
+    for (int i = 0; i < size; i++) {
+      if (status[i] == ASLEEP) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   boolean usable(int i) {
     return status[i] == OK || status[i] == DRAINING;
   }

@@ -95,8 +95,13 @@ class BadInputTest {
         .hasMessage("bindingTtl: PT0S (expected: > 0)");
     assertThatThrownBy(() -> AffinityRouter.builder().prefixIndexEntries(5))
         .hasMessage("prefixIndexEntries: 5 (expected: >= 1024)");
-    assertThatThrownBy(() -> AffinityRouter.builder().repinThreshold(0.5,
-        java.time.Duration.ZERO)).hasMessage("repinCostRatio: 0.5 (expected: >= 1)");
+    assertThatThrownBy(() -> AffinityRouter.builder().repinThreshold(-0.5,
+        java.time.Duration.ZERO))
+        .hasMessage("repinSavingsMultiple: -0.5 (expected: >= 0 and finite)");
+    assertThatThrownBy(() -> AffinityRouter.builder().wakeThreshold(java.time.Duration.ZERO))
+        .hasMessageStartingWith("wakeThreshold: PT0S");
+    assertThatThrownBy(() -> AffinityRouter.builder().runningSequenceSeconds(-1))
+        .hasMessageStartingWith("runningSequenceSeconds: -1.0");
     assertThatThrownBy(() -> AffinityRouter.builder().epsilon(Double.NaN, 0))
         .hasMessage("epsilonSeconds: NaN (expected: >= 0 and finite)");
     assertThatThrownBy(() -> Replica.builder(" "))

@@ -250,6 +250,87 @@ class RouterTest {
   }
 
   @Test
+  void busyAwakeReplicasAskToWakeASleepingOneAndStillRoute() {
+    List<String> wakes = new ArrayList<>();
+    Router router = AffinityRouter.builder().clock(clock).addListener(new RoutingListener() {
+      @Override
+      public void onWakeRequested(Replica replica, String model) {
+        wakes.add(replica.id() + "/" + model);
+      }
+    }).build();
+    Replica asleep = Replica.builder("asleep").model("m", ModelState.SLEEPING).build();
+    Replica idle = Replica.builder("awake").model("m", ModelState.ACTIVE).build();
+    RoutingRequest req = RoutingRequest.builder().model("m").promptTokens(tokens(1, 64)).build();
+    RoutingDecision calm = router.select(req, List.of(asleep, idle));
+    calm.lease().close();
+    assertThat(wakes).isEmpty(); // an idle awake replica needs no help
+    // 50 waiting requests of ~1k tokens: about 0.9 s of queue, above the 100 ms threshold.
+    Replica busy = idle.withLoad(ReplicaLoad.builder().waitingRequests(50).build());
+    for (int i = 0; i < 3; i++) {
+      RoutingDecision d = router.select(req, List.of(asleep, busy));
+      assertThat(d.isRouted()).isTrue();
+      assertThat(d.replica().id()).isEqualTo("awake"); // never held for the wake
+      d.lease().close();
+    }
+    assertThat(wakes).containsExactly("asleep/m"); // asked once per retry-after window
+  }
+
+  @Test
+  void aLongCachedSessionWaitsOutAQueueThatMovesAShortOne() {
+    // The same queue on the bound replica: worth waiting for a 32k-token cached context (about 1 s
+    // of prefill saved, times 8), not for a 512-token one (9 ms saved).
+    for (int contextTokens : new int[] {32_768, 512}) {
+      Router router = router();
+      List<Replica> fleet = replicas(2);
+      int[] context = tokens(contextTokens, contextTokens);
+      RoutingDecision first = router.select(session("s", context), fleet);
+      first.lease().markFirstToken();
+      first.lease().complete(100);
+      List<Replica> loaded = new ArrayList<>();
+      for (Replica r : fleet) {
+        loaded.add(r.equals(first.replica())
+            ? r.withLoad(ReplicaLoad.builder().waitingRequests(100).build()) : r);
+      }
+      RoutingDecision next = router.select(session("s", concat(context, tokens(9, 64))), loaded);
+      if (contextTokens == 512) {
+        assertThat(next.reason()).isEqualTo(RoutingReason.SESSION_REPINNED);
+        assertThat(next.repinCause()).contains(RepinCause.REPLICA_OVERLOADED);
+        assertThat(next.replica().id()).isNotEqualTo(first.replica().id());
+      } else {
+        assertThat(next.reason()).isEqualTo(RoutingReason.SESSION_AFFINITY);
+        assertThat(next.scores().queueSeconds()).isGreaterThan(1.0); // it waits that long
+        assertThat(next.replica().id()).isEqualTo(first.replica().id());
+      }
+      next.lease().close();
+    }
+  }
+
+  @Test
+  void aCachedShareIsAssumedOnlyWhenAnotherGatewayRoutedTheLastTurn() {
+    InMemoryBindingStore store = InMemoryBindingStore.builder().clock(clock).build();
+    Router g1 = AffinityRouter.builder().clock(clock).bindingStore(store).build();
+    Router g2 = AffinityRouter.builder().clock(clock).bindingStore(store).build();
+    List<Replica> fleet = replicas(4);
+    int[] context = tokens(4, 1024);
+    g1.select(session("s", context), fleet).lease().close();
+    // g2 never saw the session: its index knows nothing, so it assumes half the prompt is cached.
+    context = concat(context, tokens(5, 9216));
+    RoutingDecision viaOther = g2.select(session("s", context), fleet);
+    viaOther.lease().close();
+    assertThat(viaOther.scores().cachedFraction()).isEqualTo(0.5);
+    // g2 routed that turn itself: its index now knows the 10k tokens, and only those count.
+    context = concat(context, tokens(6, 10_240));
+    RoutingDecision known = g2.select(session("s", context), fleet);
+    known.lease().close();
+    assertThat(known.replica()).isEqualTo(viaOther.replica());
+    assertThat(known.scores().cachedFraction()).isCloseTo(0.5, org.assertj.core.api.Assertions.within(0.01));
+    context = concat(context, tokens(7, 61_440));
+    RoutingDecision longTurn = g2.select(session("s", context), fleet);
+    assertThat(longTurn.scores().cachedFraction()) // 20k of 82k known cached, not an assumed half
+        .isCloseTo(20_480 / 81_920.0, org.assertj.core.api.Assertions.within(0.01));
+  }
+
+  @Test
   void notRoutedReasonsAreValues() {
     Router router = router();
     RoutingRequest m = RoutingRequest.builder().model("m").promptTokens(tokens(1, 64)).build();

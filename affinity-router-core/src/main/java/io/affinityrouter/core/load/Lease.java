@@ -6,7 +6,8 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 /**
  * The {@link RequestLease} of a routed request: holds its admission on a {@link ReplicaState} and
  * releases it exactly once, on the first {@link #close()} or {@link #complete(int)}, whatever the
- * threads. Thread-safe and lock-free.
+ * threads; its estimated prefill leaves the replica's queue of prefill work when the first token
+ * arrives (or when it ends without one). Thread-safe; lock-free but for a short lock on that queue.
  */
 public final class Lease implements RequestLease {
   private static final int OPEN = 0;
@@ -21,17 +22,21 @@ public final class Lease implements RequestLease {
   private final long prefillTokens;
   private final long decodeTokens;
   private final long startMillis;
+  private final double prefillSeconds;
+  private final double queuePlace;
   private volatile long firstTokenMillis;
   private volatile int phase;
 
   Lease(LoadTracker tracker, ReplicaState state, long committedTokens, long prefillTokens,
-      long decodeTokens, long startMillis) {
+      long decodeTokens, long startMillis, double prefillSeconds, double queuePlace) {
     this.tracker = tracker;
     this.state = state;
     this.committedTokens = committedTokens;
     this.prefillTokens = prefillTokens;
     this.decodeTokens = decodeTokens;
     this.startMillis = startMillis;
+    this.prefillSeconds = prefillSeconds;
+    this.queuePlace = queuePlace;
   }
 
   @Override
@@ -44,6 +49,7 @@ public final class Lease implements RequestLease {
     if (PHASE.compareAndSet(this, OPEN, FIRST_TOKEN)) {
       firstTokenMillis = tracker.nowMillis();
       state.prefillDone(prefillTokens);
+      state.workDoneThrough(queuePlace, firstTokenMillis);
     }
   }
 
@@ -52,23 +58,30 @@ public final class Lease implements RequestLease {
     if (outputTokens < 0) {
       throw new IllegalArgumentException("outputTokens: " + outputTokens + " (expected: >= 0)");
     }
-    if (release()) {
+    int previous = release();
+    if (previous == OPEN) { // finished without a first-token mark: its prefill is done
+      state.workDoneThrough(queuePlace, tracker.nowMillis());
+    }
+    if (previous != CLOSED) {
       tracker.completed(state, outputTokens, startMillis, firstTokenMillis);
     }
   }
 
   @Override
   public void close() {
-    release();
+    if (release() == OPEN) {
+      state.withdrawWork(prefillSeconds);
+    }
   }
 
-  private boolean release() {
+  /** Releases the admission; returns the phase it was in ({@code CLOSED}: already released). */
+  private int release() {
     int previous = PHASE.getAndSet(this, CLOSED);
     if (previous == CLOSED) {
-      return false;
+      return CLOSED;
     }
     state.release(committedTokens, previous == OPEN ? prefillTokens : 0, decodeTokens);
-    return true;
+    return previous;
   }
 
   @Override

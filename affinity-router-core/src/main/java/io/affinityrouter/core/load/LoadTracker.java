@@ -80,9 +80,21 @@ public final class LoadTracker {
    */
   public Lease open(ReplicaState state, long committedTokens, long prefillTokens,
       long decodeTokens) {
+    return open(state, committedTokens, prefillTokens, decodeTokens, 0);
+  }
+
+  /**
+   * As {@link #open(ReplicaState, long, long, long)}, also queueing the request's estimated prefill
+   * time ({@code prefillSeconds}, without batch slowdown) in the replica's pending work.
+   */
+  public Lease open(ReplicaState state, long committedTokens, long prefillTokens,
+      long decodeTokens, double prefillSeconds) {
     uncachedPromptTokensPerRequest.add(prefillTokens);
     state.addPending(prefillTokens, decodeTokens);
-    return new Lease(this, state, committedTokens, prefillTokens, decodeTokens, clock.millis());
+    long now = clock.millis();
+    double place = state.enqueueWork(prefillSeconds, now);
+    return new Lease(this, state, committedTokens, prefillTokens, decodeTokens, now,
+        prefillSeconds, place);
   }
 
   void completed(ReplicaState state, int outputTokens, long startMillis, long firstTokenMillis) {
@@ -94,7 +106,8 @@ public final class LoadTracker {
     }
   }
 
-  long nowMillis() {
+  /** The tracker's clock, in milliseconds. */
+  public long nowMillis() {
     return clock.millis();
   }
 }

@@ -2,12 +2,13 @@ package io.affinityrouter.core.load;
 
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.StampedLock;
 
 /**
  * One router's own view of the work it has committed to one replica: in-flight requests, committed
  * tokens (prompt plus expected output, the unit of the token limit), prompt tokens still to prefill
- * and the expected decode tokens of open leases; plus a per-sequence decode rate learned from
- * completed leases.
+ * and the expected decode tokens of open leases, the estimated prefill seconds still queued; plus a
+ * per-sequence decode rate learned from completed leases.
  *
  * <p>Admission is atomic against both limits: {@link #tryAcquire} never lets the request count or
  * the token count exceed its limit, whatever the concurrency (a request that fails the token check
@@ -24,6 +25,10 @@ public final class ReplicaState {
   private final AtomicLong pendingPrefillTokens = new AtomicLong();
   private final AtomicLong pendingDecodeTokens = new AtomicLong();
   private final Ewma decodeTokensPerSecondPerSequence;
+  private final StampedLock workLock = new StampedLock();
+  private double workEnqueued; // running totals of queued and done prefill work, seconds
+  private double workDone;
+  private long workStampMillis; // when the queue head last made known progress
 
   ReplicaState(String id, int ordinal, double decodeRatePrior) {
     this.id = id;
@@ -132,6 +137,71 @@ public final class ReplicaState {
     pendingDecodeTokens.addAndGet(-decodeTokens);
     inFlightTokens.addAndGet(-tokens);
     inFlightRequests.decrementAndGet();
+  }
+
+  /**
+   * Estimated seconds of prefill work this router queued on the replica that is not done yet: the
+   * estimated prefill of its requests without a first token, less the time the replica has had to
+   * work on them since the last first token (a fluid FIFO queue: the engine prefills in arrival
+   * order). Lock-free unless a write races the read.
+   */
+  public double pendingPrefillSeconds(long nowMillis) {
+    long stamp = workLock.tryOptimisticRead();
+    double pending = pendingWork(nowMillis);
+    if (!workLock.validate(stamp)) {
+      stamp = workLock.readLock();
+      try {
+        pending = pendingWork(nowMillis);
+      } finally {
+        workLock.unlockRead(stamp);
+      }
+    }
+    return pending;
+  }
+
+  private double pendingWork(long nowMillis) {
+    double elapsed = Math.max(0, nowMillis - workStampMillis) / 1000.0;
+    return Math.max(0, workEnqueued - workDone - elapsed);
+  }
+
+  /** Queues {@code seconds} of prefill work; returns the request's place (its end) in the queue. */
+  double enqueueWork(double seconds, long nowMillis) {
+    long stamp = workLock.writeLock();
+    try {
+      if (pendingWork(nowMillis) == 0) { // idle: the new work starts now
+        workDone = workEnqueued;
+        workStampMillis = nowMillis;
+      }
+      workEnqueued += seconds;
+      return workEnqueued;
+    } finally {
+      workLock.unlockWrite(stamp);
+    }
+  }
+
+  /** The work up to {@code place} is done: the first token of the request at that place arrived. */
+  void workDoneThrough(double place, long nowMillis) {
+    long stamp = workLock.writeLock();
+    try {
+      double through = Math.min(place, workEnqueued);
+      if (through > workDone) {
+        workDone = through;
+        workStampMillis = nowMillis;
+      }
+    } finally {
+      workLock.unlockWrite(stamp);
+    }
+  }
+
+  /** Withdraws {@code seconds} of queued work (a request closed before its first token). */
+  void withdrawWork(double seconds) {
+    long stamp = workLock.writeLock();
+    try {
+      workEnqueued -= seconds;
+      workDone = Math.min(workDone, workEnqueued);
+    } finally {
+      workLock.unlockWrite(stamp);
+    }
   }
 
   void learnDecodeRate(double tokensPerSecond) {

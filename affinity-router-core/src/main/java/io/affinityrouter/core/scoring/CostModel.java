@@ -6,13 +6,14 @@ import io.affinityrouter.core.load.ReplicaState;
 
 /**
  * Turns a replica's load, in tokens, into an estimated time to first token for one request there, in
- * seconds. Two terms, both scaled by the decode batch's slowdown:
+ * seconds:
  *
  * <pre>
  *   slowdown       = 1 + running / batchSlowdownSequences
  *   prefillSeconds = (U / prefillTokensPerSecond + attention × U × (C + U / 2)) × slowdown
  *                                                       (prefix locality: U uncached, C cached tokens)
- *   queueSeconds   = prefillAhead / prefillTokensPerSecond × slowdown + kvWaitSeconds   (load)
+ *   queueSeconds   = prefillAhead × slowdown + running × runningSequenceSeconds + kvWaitSeconds
+ *                                                                                         (load)
  * </pre>
  *
  * The attention term is the quadratic part of prefill: each uncached token attends to every token
@@ -20,12 +21,15 @@ import io.affinityrouter.core.load.ReplicaState;
  * session's cache is worth more than a short prompt's.
  *
  * <ul>
- *   <li>{@code prefillAhead} is the prefill work queued before the request: the larger of this
- *       router's own uncached prompt tokens not yet prefilled there (exact, fresh) and the engine's
- *       waiting requests times the average uncached prompt (stale by the scrape interval, but it counts
- *       other gateways' work);
+ *   <li>{@code prefillAhead} is the prefill work queued before the request, in seconds: the larger
+ *       of this router's own queue there ({@link ReplicaState#pendingPrefillSeconds}: each routed
+ *       request's estimated prefill, drained as time passes and as first tokens arrive; fresh and
+ *       exact about what this router sent) and the engine's queue in tokens (its waiting requests
+ *       times the average uncached prompt; stale by the scrape interval, but it counts other gateways'
+ *       work) over the prefill rate;
  *   <li>{@code running} is the larger of this router's in-flight requests and the engine's running
- *       requests;
+ *       requests; each running sequence adds {@code runningSequenceSeconds}: the decode batch's
+ *       contention, and the sessions it stands for, whose next turns will come back there;
  *   <li>{@code kvWaitSeconds} is non-zero when the request's tokens (prompt + expected output) do not
  *       fit in the free KV capacity: the deficit divided by the rate at which finishing requests free
  *       KV, derived from the output-token throughput (the snapshot's, else the learned per-sequence
@@ -37,19 +41,28 @@ import io.affinityrouter.core.load.ReplicaState;
  */
 public final class CostModel {
   /**
-   * Default prefill throughput, tokens per second: {@value} (Qwen2.5-7B on one H100 prefills 8k
-   * tokens in about 170 ms, 48k tokens/s; rounded down for mixed batches).
+   * Default prefill throughput, tokens per second: {@value} (the linear term of the step-time fit
+   * for Qwen2.5-7B on one H100 in DESIGN.md, {@code b} = 16.8 µs per batched token; the quadratic
+   * part is {@link #DEFAULT_ATTENTION_SECONDS}).
    */
-  public static final double DEFAULT_PREFILL_TOKENS_PER_SECOND = 40_000;
+  public static final double DEFAULT_PREFILL_TOKENS_PER_SECOND = 59_500;
   /**
-   * Default running sequences that double the prefill time: {@value}. Far stronger than the decode
-   * kernels' own cost (c·D + d·K per step in the DESIGN.md fit, a few percent of a prefill chunk):
-   * a replica's decode batch also holds its KV, its scheduler slots and its queue. In the fleet
-   * simulator ({@code examples/simulator}), runs at 6, 8, 12, 16, 32, 64 and 512 gave the best p99
-   * TTFT over its five workloads together at 8 (with top-k 5; 512 was worst), hit rates within a
-   * point of each other.
+   * Default running sequences that double the prefill time: {@value}. Stronger than the decode
+   * kernels' own cost (c·D + d·K per step in the DESIGN.md fit, a few percent of a prefill chunk at
+   * 64 sequences with long contexts): a replica's decode batch also holds its KV and its scheduler
+   * slots. In the fleet simulator ({@code examples/simulator}), 8 and 16 moved long sessions off
+   * their cache for short queues (hit rate 1 to 2.5 points lower on the Mooncake traces) and 10^6
+   * (no slowdown) lost the agent workloads' balance; 64 kept both.
    */
-  public static final double DEFAULT_BATCH_SLOWDOWN_SEQUENCES = 8;
+  public static final double DEFAULT_BATCH_SLOWDOWN_SEQUENCES = 64;
+  /**
+   * Default queue cost of one running sequence, seconds: {@value} (4 ms). A decode step costs
+   * about 8 µs per sequence plus 0.0185 µs per context token in the DESIGN.md fit (4 ms per step for
+   * a 64-sequence batch of 3k-token contexts), and in closed-loop agent sessions each running
+   * sequence is a session that comes back. In the fleet simulator, 3, 4 and 6 ms were within noise
+   * of each other; without it (0) the agent workloads' p99 TTFT rose by about a quarter.
+   */
+  public static final double DEFAULT_RUNNING_SEQUENCE_SECONDS = 0.004;
 
   /**
    * Default attention cost, seconds per (uncached token × context token): {@value} (9.2e-4 µs, the
@@ -61,27 +74,44 @@ public final class CostModel {
   private final double prefillTokensPerSecond;
   private final double batchSlowdownSequences;
   private final double attentionSeconds;
+  private final double runningSequenceSeconds;
 
   /**
-   * Creates a model.
+   * Creates a model with the default {@link #DEFAULT_RUNNING_SEQUENCE_SECONDS}.
    *
    * @throws IllegalArgumentException if a figure is not positive and finite (the attention cost may
    *     be zero)
    */
   public CostModel(double prefillTokensPerSecond, double batchSlowdownSequences,
       double attentionSeconds) {
+    this(prefillTokensPerSecond, batchSlowdownSequences, attentionSeconds,
+        DEFAULT_RUNNING_SEQUENCE_SECONDS);
+  }
+
+  /**
+   * Creates a model.
+   *
+   * @throws IllegalArgumentException if a figure is not positive and finite (the attention cost and
+   *     the running-sequence cost may be zero)
+   */
+  public CostModel(double prefillTokensPerSecond, double batchSlowdownSequences,
+      double attentionSeconds, double runningSequenceSeconds) {
     this.prefillTokensPerSecond = positive(prefillTokensPerSecond, "prefillTokensPerSecond");
     this.batchSlowdownSequences = positive(batchSlowdownSequences, "batchSlowdownSequences");
-    if (!(attentionSeconds >= 0) || Double.isInfinite(attentionSeconds)) {
-      throw new IllegalArgumentException(
-          "attentionSeconds: " + attentionSeconds + " (expected: >= 0 and finite)");
-    }
-    this.attentionSeconds = attentionSeconds;
+    this.attentionSeconds = nonNegative(attentionSeconds, "attentionSeconds");
+    this.runningSequenceSeconds = nonNegative(runningSequenceSeconds, "runningSequenceSeconds");
   }
 
   private static double positive(double v, String name) {
     if (!(v > 0) || Double.isInfinite(v)) {
       throw new IllegalArgumentException(name + ": " + v + " (expected: > 0 and finite)");
+    }
+    return v;
+  }
+
+  private static double nonNegative(double v, String name) {
+    if (!(v >= 0) || Double.isInfinite(v)) {
+      throw new IllegalArgumentException(name + ": " + v + " (expected: >= 0 and finite)");
     }
     return v;
   }
@@ -111,9 +141,10 @@ public final class CostModel {
    */
   public double queueSeconds(ReplicaLoad load, ReplicaState state, LoadTracker tracker,
       long requestTokens, int running, double slowdown) {
-    double prefillAhead = Math.max(state.pendingPrefillTokens(),
-        load.waitingRequests() * tracker.uncachedPromptTokensPerRequest());
-    double seconds = prefillAhead / prefillTokensPerSecond * slowdown;
+    double engineQueue = Math.max(state.pendingPrefillTokens(),
+        load.waitingRequests() * tracker.uncachedPromptTokensPerRequest()) / prefillTokensPerSecond;
+    double prefillAhead = Math.max(state.pendingPrefillSeconds(tracker.nowMillis()), engineQueue);
+    double seconds = prefillAhead * slowdown + running * runningSequenceSeconds;
     long capacity = load.kvCapacityTokens();
     if (capacity > 0) {
       double used = state.inFlightTokens();

@@ -55,6 +55,29 @@ class LeaseTest {
   }
 
   @Test
+  void queuedPrefillWorkDrainsInOrderAndLeavesWithItsLease() {
+    ReplicaState s = tracker.state("q");
+    assertThat(s.tryAcquire(10, 10_000, 600)).isTrue();
+    Lease a = tracker.open(s, 600, 500, 100, 2.0);
+    assertThat(s.tryAcquire(10, 10_000, 600)).isTrue();
+    Lease b = tracker.open(s, 600, 500, 100, 1.0);
+    assertThat(s.pendingPrefillSeconds(clock.millis())).isEqualTo(3.0);
+    clock.advance(Duration.ofMillis(500));
+    assertThat(s.pendingPrefillSeconds(clock.millis())).isEqualTo(2.5);
+    a.markFirstToken(); // a's prefill is done: b's second is all that is left, from now
+    assertThat(s.pendingPrefillSeconds(clock.millis())).isEqualTo(1.0);
+    b.close(); // closed before its first token: its work leaves the queue
+    assertThat(s.pendingPrefillSeconds(clock.millis())).isZero();
+    a.complete(10);
+    clock.advance(Duration.ofSeconds(5));
+    assertThat(s.tryAcquire(10, 10_000, 600)).isTrue();
+    Lease c = tracker.open(s, 600, 500, 100, 0.75); // an idle replica starts the new work now
+    assertThat(s.pendingPrefillSeconds(clock.millis())).isEqualTo(0.75);
+    c.complete(10); // finished without a first-token mark: its prefill is done too
+    assertThat(s.pendingPrefillSeconds(clock.millis())).isZero();
+  }
+
+  @Test
   void negativeOutputIsRefused() {
     Lease lease = open(tracker.state("a"));
     assertThatThrownBy(() -> lease.complete(-1))

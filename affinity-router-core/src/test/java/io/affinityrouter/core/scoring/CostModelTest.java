@@ -11,9 +11,10 @@ import io.affinityrouter.core.load.ReplicaState;
 import org.junit.jupiter.api.Test;
 
 class CostModelTest {
-  private final CostModel model = new CostModel(40_000, 512, 0);
-  private final CostModel quadratic = new CostModel(40_000, 512, 9.2e-10);
-  private final LoadTracker tracker = new LoadTracker(10, new TestClock());
+  private final CostModel model = new CostModel(40_000, 512, 0, 0);
+  private final CostModel quadratic = new CostModel(40_000, 512, 9.2e-10, 0);
+  private final TestClock clock = new TestClock();
+  private final LoadTracker tracker = new LoadTracker(10, clock);
 
   @Test
   void prefillIsUncachedTokensOverThroughputTimesBatchSlowdown() {
@@ -34,6 +35,30 @@ class CostModelTest {
     tracker.open(s, 20_000, 20_000, 0);
     assertThat(model.queueSeconds(waiting, s, tracker, 1000, 1, 1))
         .isCloseTo(0.5, within(1e-9)); // own 20k tokens beat the stale snapshot
+  }
+
+  @Test
+  void ownQueuedPrefillCountsInSecondsAndDrainsAsTimePasses() {
+    ReplicaState s = tracker.state("w");
+    ReplicaLoad idle = ReplicaLoad.UNKNOWN;
+    assertThat(s.tryAcquire(100, Long.MAX_VALUE, 8_000)).isTrue();
+    // 8k tokens, but 3 s of estimated prefill (a long-context attention term, say).
+    var lease = tracker.open(s, 8_000, 8_000, 0, 3.0);
+    assertThat(model.queueSeconds(idle, s, tracker, 1000, 0, 1)).isCloseTo(3.0, within(1e-9));
+    clock.advance(java.time.Duration.ofSeconds(1));
+    assertThat(model.queueSeconds(idle, s, tracker, 1000, 0, 1)).isCloseTo(2.0, within(1e-9));
+    lease.markFirstToken();
+    assertThat(model.queueSeconds(idle, s, tracker, 1000, 0, 1)).isZero();
+  }
+
+  @Test
+  void eachRunningSequenceAddsItsQueueCost() {
+    CostModel perSequence = new CostModel(40_000, 512, 0, 0.004);
+    ReplicaState s = tracker.state("r");
+    assertThat(perSequence.queueSeconds(ReplicaLoad.UNKNOWN, s, tracker, 1000, 25, 1))
+        .isCloseTo(0.1, within(1e-9));
+    assertThat(new CostModel(40_000, 512, 0).queueSeconds(ReplicaLoad.UNKNOWN, s, tracker, 1000,
+        25, 1)).isCloseTo(25 * CostModel.DEFAULT_RUNNING_SEQUENCE_SECONDS, within(1e-9));
   }
 
   @Test
@@ -71,5 +96,7 @@ class CostModelTest {
   void badSettingsAreRefused() {
     assertThatThrownBy(() -> new CostModel(0, 1, 0))
         .hasMessage("prefillTokensPerSecond: 0.0 (expected: > 0 and finite)");
+    assertThatThrownBy(() -> new CostModel(1, 1, 0, -0.001))
+        .hasMessage("runningSequenceSeconds: -0.001 (expected: >= 0 and finite)");
   }
 }

@@ -43,6 +43,7 @@ public final class Simulation implements ReplicaEngine.Listener {
   private static final int SCRAPE = 2;
   private static final int FLEET = 3;
   private static final int WAKE = 4;
+  private static final int WAKE_REQUEST = 5;
   /** The model every replica hosts (its state is what the asleep scenario changes). */
   public static final String MODEL = "qwen2.5-7b-instruct";
 
@@ -143,6 +144,12 @@ public final class Simulation implements ReplicaEngine.Listener {
       modelState[i] = sleeping ? ModelState.SLEEPING : ModelState.ACTIVE;
     }
     StrategyContext context = new StrategyContext(config.seed(), clock, config.gateways());
+    context.onWakeRequest(id -> {
+      Integer idx = indexById.get(id);
+      if (idx != null) { // after the current event: the router is still deciding
+        push(clock.nanos(), WAKE_REQUEST, idx, null);
+      }
+    });
     strategies = new RoutingStrategy[config.gateways()];
     for (int g = 0; g < strategies.length; g++) {
       strategies[g] = entry.factory().create(context, g);
@@ -195,6 +202,7 @@ public final class Simulation implements ReplicaEngine.Listener {
         case STEP -> step(e.replica());
         case SCRAPE -> scrape();
         case WAKE -> awake(e.replica());
+        case WAKE_REQUEST -> wake(e.replica());
         default -> fleetEvent((FleetEvent) e.payload());
       }
     }
@@ -262,15 +270,19 @@ public final class Simulation implements ReplicaEngine.Listener {
     }
     inFlight[g][idx]++;
     engines[idx].submit(new Sequence(r, config.engine(), job));
-    if (modelState[idx] == ModelState.SLEEPING) {
-      // a request reached a sleeping model: the engine wakes it, then serves
+    wake(idx); // a request reached a sleeping model: the engine wakes it, then serves
+    kick(idx);
+  }
+
+  /** Starts waking replica {@code idx}'s model if it sleeps. */
+  private void wake(int idx) {
+    if (live[idx] && modelState[idx] == ModelState.SLEEPING) {
       modelState[idx] = ModelState.LOADING;
-      awakeAt[idx] = now + config.wakeNanos();
+      awakeAt[idx] = clock.nanos() + config.wakeNanos();
       wakes++;
       push(awakeAt[idx], WAKE, idx, null);
       rebuildReplicas(false);
     }
-    kick(idx);
   }
 
   private void awake(int idx) {

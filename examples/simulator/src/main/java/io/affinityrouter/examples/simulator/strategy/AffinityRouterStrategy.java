@@ -1,5 +1,6 @@
 package io.affinityrouter.examples.simulator.strategy;
 
+import io.affinityrouter.Replica;
 import io.affinityrouter.RequestLease;
 import io.affinityrouter.Router;
 import io.affinityrouter.RoutingDecision;
@@ -9,6 +10,7 @@ import io.affinityrouter.core.AffinityRouter;
 import io.affinityrouter.core.binding.InMemoryBindingStore;
 import io.affinityrouter.examples.simulator.workload.PromptTokens;
 import io.affinityrouter.examples.simulator.workload.SimRequest;
+import io.affinityrouter.spi.RoutingListener;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -39,7 +41,13 @@ final class AffinityRouterStrategy implements RoutingStrategy {
     this.router = tuning.apply(AffinityRouter.builder()
         .bindingStore(store)
         .clock(context.clock())
-        .random(new SplittableRandom(context.seedFor(gateway))))
+        .random(new SplittableRandom(context.seedFor(gateway)))
+        .addListener(new RoutingListener() { // the gateway's wake call, in the simulated fleet
+          @Override
+          public void onWakeRequested(Replica replica, String model) {
+            context.requestWake(replica.id());
+          }
+        }))
         .build();
     this.sessions = sessions;
     this.kvEvents = kvEvents
@@ -63,11 +71,12 @@ final class AffinityRouterStrategy implements RoutingStrategy {
   /**
    * A variant of the real router with some builder options changed, for tuning: {@code settings}
    * maps option names to values. Options: {@code topK}, {@code epsilonSeconds}, {@code epsilonFraction},
-   * {@code repinRatio}, {@code repinSlackMillis}, {@code affinityCachedFraction},
-   * {@code placementBlocks}, {@code prefillTokensPerSecond}, {@code batchSlowdownSequences},
-   * {@code attentionSeconds}, {@code recomputeWeight},
-   * {@code sessions} ({@code false} to drop session ids), {@code kvEvents} ({@code true} to feed the
-   * engines' KV events).
+   * {@code repinSavings} (the overload threshold's multiple of the cache's savings),
+   * {@code repinSlackMillis}, {@code affinityCachedFraction}, {@code placementBlocks},
+   * {@code prefillTokensPerSecond}, {@code batchSlowdownSequences}, {@code runningSequenceSeconds},
+   * {@code attentionSeconds}, {@code recomputeWeight}, {@code prefixIndexEntries},
+   * {@code wakeThresholdMillis}, {@code sessions} ({@code false} to drop session ids),
+   * {@code kvEvents} ({@code true} to feed the engines' KV events).
    *
    * @throws IllegalArgumentException on an unknown option or a bad value
    */
@@ -75,7 +84,7 @@ final class AffinityRouterStrategy implements RoutingStrategy {
     Map<String, String> copy = new TreeMap<>(settings);
     boolean sessions = !"false".equals(copy.getOrDefault("sessions", "true"));
     boolean kv = "true".equals(copy.getOrDefault("kvEvents", "false"));
-    double repinRatio = AffinityRouter.Builder.DEFAULT_REPIN_COST_RATIO;
+    double repinSavings = AffinityRouter.Builder.DEFAULT_REPIN_SAVINGS_MULTIPLE;
     long repinSlack = AffinityRouter.Builder.DEFAULT_REPIN_SLACK.toMillis();
     for (String key : copy.keySet()) {
       if (!OPTIONS.contains(key)) {
@@ -84,8 +93,8 @@ final class AffinityRouterStrategy implements RoutingStrategy {
       }
     }
     try {
-      if (copy.containsKey("repinRatio")) {
-        repinRatio = Double.parseDouble(copy.get("repinRatio"));
+      if (copy.containsKey("repinSavings")) {
+        repinSavings = Double.parseDouble(copy.get("repinSavings"));
       }
       if (copy.containsKey("repinSlackMillis")) {
         repinSlack = Long.parseLong(copy.get("repinSlackMillis"));
@@ -94,10 +103,10 @@ final class AffinityRouterStrategy implements RoutingStrategy {
           String.valueOf(AffinityRouter.Builder.DEFAULT_EPSILON_SECONDS)));
       double epsilonFraction = Double.parseDouble(copy.getOrDefault("epsilonFraction",
           String.valueOf(AffinityRouter.Builder.DEFAULT_EPSILON_FRACTION)));
-      double ratio = repinRatio;
+      double multiple = repinSavings;
       Duration slack = Duration.ofMillis(repinSlack);
       UnaryOperator<AffinityRouter.Builder> tuning = b -> {
-        b.repinThreshold(ratio, slack);
+        b.repinThreshold(multiple, slack);
         b.epsilon(epsilonSeconds, epsilonFraction);
         copy.forEach((k, v) -> {
           switch (k) {
@@ -108,6 +117,9 @@ final class AffinityRouterStrategy implements RoutingStrategy {
             case "batchSlowdownSequences" -> b.batchSlowdownSequences(Double.parseDouble(v));
             case "attentionSeconds" -> b.attentionSeconds(Double.parseDouble(v));
             case "recomputeWeight" -> b.recomputeWeight(Double.parseDouble(v));
+            case "prefixIndexEntries" -> b.prefixIndexEntries(Long.parseLong(v));
+            case "runningSequenceSeconds" -> b.runningSequenceSeconds(Double.parseDouble(v));
+            case "wakeThresholdMillis" -> b.wakeThreshold(Duration.ofMillis(Long.parseLong(v)));
             default -> { }
           }
         });
@@ -121,9 +133,11 @@ final class AffinityRouterStrategy implements RoutingStrategy {
     }
   }
 
-  private static final List<String> OPTIONS = List.of("topK", "epsilonSeconds", "epsilonFraction", "repinRatio",
-      "repinSlackMillis", "affinityCachedFraction", "placementBlocks", "prefillTokensPerSecond",
-      "batchSlowdownSequences", "attentionSeconds", "recomputeWeight", "sessions", "kvEvents");
+  private static final List<String> OPTIONS = List.of("topK", "epsilonSeconds", "epsilonFraction",
+      "repinSavings", "repinSlackMillis", "affinityCachedFraction", "placementBlocks",
+      "prefillTokensPerSecond", "batchSlowdownSequences", "runningSequenceSeconds",
+      "attentionSeconds", "recomputeWeight", "prefixIndexEntries", "wakeThresholdMillis", "sessions",
+      "kvEvents");
 
   @Override
   public Route route(SimRequest request, FleetView fleet) {

@@ -16,6 +16,7 @@ public final class StrategyContext {
   private final InstantSource clock;
   private final int gateways;
   private final Map<String, Object> shared = new HashMap<>();
+  private java.util.function.Consumer<String> wakes = id -> { };
 
   /**
    * Creates a context.
@@ -51,6 +52,19 @@ public final class StrategyContext {
   }
 
   /** Returns the run's shared object under {@code key}, creating it on first use. */
+  /**
+   * Asks the fleet to wake the model on replica {@code replicaId} (as a gateway would call vLLM's
+   * {@code /wake_up}); the replica wakes after the run's wake time. A no-op if it is not asleep.
+   */
+  public void requestWake(String replicaId) {
+    wakes.accept(replicaId);
+  }
+
+  /** Sets what {@link #requestWake} does (the simulation's hook). */
+  public void onWakeRequest(java.util.function.Consumer<String> hook) {
+    this.wakes = java.util.Objects.requireNonNull(hook, "hook");
+  }
+
   @SuppressWarnings("unchecked")
   public <T> T shared(String key, Supplier<T> factory) {
     return (T) shared.computeIfAbsent(key, k -> factory.get());

@@ -117,8 +117,8 @@ class SimulationTest {
   }
 
   @Test
-  void theRouterLeavesASleepingModelAsleepWhileAnotherServesAndPeersWakeIt() {
-    Workload w = agents(60);
+  void atLightLoadTheRouterLeavesASleepingModelAsleepAndPeersWakeIt() {
+    Workload w = agents(12); // queues stay under the 100 ms wake threshold
     SimulationConfig c = config(4).withAsleep(1, SimulationConfig.DEFAULT_WAKE_NANOS);
     int sleeping = REPLICAS - 1;
     RunResult ours = run(w, "affinity-router", c);
@@ -132,5 +132,17 @@ class SimulationTest {
     // the request that woke the replica waited for the wake-up
     assertThat(peer.ttftMillis(100))
         .isGreaterThan(SimulationConfig.DEFAULT_WAKE_NANOS / 1e6);
+  }
+
+  @Test
+  void underPressureTheRouterWakesTheSleepingReplicaWithoutRoutingToIt() {
+    // The Mooncake trace at 75% of four replicas' capacity, on three awake ones: queues build, the
+    // router asks for the fourth, and the fleet wakes it (a gateway's POST /wake_up).
+    Workload w = mooncake(600);
+    SimulationConfig c = config(4).withAsleep(1, SimulationConfig.DEFAULT_WAKE_NANOS);
+    RunResult ours = run(w, "affinity-router", c);
+    assertThat(ours.completed()).isEqualTo(w.size());
+    assertThat(ours.wakes()).isEqualTo(1);
+    assertThat(ours.busyNanos()[REPLICAS - 1]).isPositive();
   }
 }

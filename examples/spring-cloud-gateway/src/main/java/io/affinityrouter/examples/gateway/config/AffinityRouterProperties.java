@@ -22,15 +22,21 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  *     ({@code redis://[user:password@]host:port}, {@code rediss://...},
  *     {@code redis-sentinel://host:port[,host:port]#master}); unset (default): an in-memory store,
  *     which only suits a single gateway
- * @param topK how many of the cheapest replicas the picker draws from (default 3)
+ * @param topK how many of the cheapest replicas the picker draws from (default 5)
  * @param epsilonSeconds the picker's absolute cost window in seconds (default 0.002)
  * @param epsilonFraction the picker's relative cost window (default 0.1)
- * @param prefillTokensPerSecond the cost model's prefill throughput of one replica (default 40000)
+ * @param prefillTokensPerSecond the cost model's prefill throughput of one replica (default 59500)
  * @param batchSlowdownSequences the cost model's running sequences that double prefill time
- *     (default 512)
- * @param affinityCachedFraction the cache share assumed on a session's bound replica (default 0.8)
- * @param repinCostRatio the overload threshold's cost ratio (default 1.5)
- * @param repinSlack the overload threshold's slack (default 200 ms)
+ *     (default 64)
+ * @param runningSequenceSeconds the cost model's queue cost of each running sequence (default
+ *     0.004)
+ * @param affinityCachedFraction the cache share assumed on a session's bound replica when this
+ *     gateway did not route its last turn (default 0.5)
+ * @param repinSavingsMultiple the overload threshold's multiple of the prefill a session's cache
+ *     saves (default 8)
+ * @param repinSlack the overload threshold's slack (default 350 ms)
+ * @param wakeThreshold the estimated queue at which a sleeping replica is asked to wake (default
+ *     100 ms)
  * @param maxInFlightRequests the in-flight request limit per replica (default unlimited)
  * @param maxInFlightTokens the in-flight token limit per replica (default unlimited)
  * @param bindingTtl the sliding time to live of session bindings (default 1 h)
@@ -56,9 +62,11 @@ public record AffinityRouterProperties(
     @Nullable Double epsilonFraction,
     @Nullable Double prefillTokensPerSecond,
     @Nullable Double batchSlowdownSequences,
+    @Nullable Double runningSequenceSeconds,
     @Nullable Double affinityCachedFraction,
-    @Nullable Double repinCostRatio,
+    @Nullable Double repinSavingsMultiple,
     @Nullable Duration repinSlack,
+    @Nullable Duration wakeThreshold,
     @Nullable Integer maxInFlightRequests,
     @Nullable Long maxInFlightTokens,
     @Nullable Duration bindingTtl,
@@ -118,11 +126,18 @@ public record AffinityRouterProperties(
     if (batchSlowdownSequences != null) {
       builder.batchSlowdownSequences(batchSlowdownSequences);
     }
+    if (runningSequenceSeconds != null) {
+      builder.runningSequenceSeconds(runningSequenceSeconds);
+    }
+    if (wakeThreshold != null) {
+      builder.wakeThreshold(wakeThreshold);
+    }
     if (affinityCachedFraction != null) {
       builder.affinityCachedFraction(affinityCachedFraction);
     }
-    if (repinCostRatio != null || repinSlack != null) {
-      builder.repinThreshold(or(repinCostRatio, AffinityRouter.Builder.DEFAULT_REPIN_COST_RATIO),
+    if (repinSavingsMultiple != null || repinSlack != null) {
+      builder.repinThreshold(
+          or(repinSavingsMultiple, AffinityRouter.Builder.DEFAULT_REPIN_SAVINGS_MULTIPLE),
           or(repinSlack, AffinityRouter.Builder.DEFAULT_REPIN_SLACK));
     }
     if (maxInFlightRequests != null) {
