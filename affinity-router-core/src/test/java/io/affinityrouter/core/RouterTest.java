@@ -224,15 +224,20 @@ class RouterTest {
     }
   }
 
-  @Test
-  void modelAsleepEverywhereRequestsOneWakeAndRoutesNothing() {
-    List<String> wakes = new ArrayList<>();
-    Router router = AffinityRouter.builder().clock(clock).addListener(new RoutingListener() {
+  /** A router whose listener records each wake request as {@code replica/model}. */
+  private Router routerRecordingWakes(List<String> wakes) {
+    return AffinityRouter.builder().clock(clock).addListener(new RoutingListener() {
       @Override
       public void onWakeRequested(Replica replica, String model) {
         wakes.add(replica.id() + "/" + model);
       }
     }).build();
+  }
+
+  @Test
+  void modelAsleepEverywhereRequestsOneWakeAndRoutesNothing() {
+    List<String> wakes = new ArrayList<>();
+    Router router = routerRecordingWakes(wakes);
     List<Replica> fleet = List.of(
         Replica.builder("a").model("m", ModelState.SLEEPING).model("n", ModelState.ACTIVE).build(),
         Replica.builder("b").model("m", ModelState.SLEEPING).build());
@@ -252,12 +257,7 @@ class RouterTest {
   @Test
   void busyAwakeReplicasAskToWakeASleepingOneAndStillRoute() {
     List<String> wakes = new ArrayList<>();
-    Router router = AffinityRouter.builder().clock(clock).addListener(new RoutingListener() {
-      @Override
-      public void onWakeRequested(Replica replica, String model) {
-        wakes.add(replica.id() + "/" + model);
-      }
-    }).build();
+    Router router = routerRecordingWakes(wakes);
     Replica asleep = Replica.builder("asleep").model("m", ModelState.SLEEPING).build();
     Replica idle = Replica.builder("awake").model("m", ModelState.ACTIVE).build();
     RoutingRequest req = RoutingRequest.builder().model("m").promptTokens(tokens(1, 64)).build();
