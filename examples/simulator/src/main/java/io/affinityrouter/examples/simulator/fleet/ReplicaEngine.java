@@ -258,29 +258,18 @@ public final class ReplicaEngine {
     }
   }
 
+  /**
+   * Releases a running request: unpins its published segments and returns the blocks still
+   * reserved for it (its output, and the segments not published: all of them without prefix
+   * caching, where nothing is ever published).
+   */
   private void release(Sequence s) {
-    long[] keys = s.request().keys();
-    if (cacheKeepsPrompts() && s.isAdmitted()) {
-      long reserved = s.outputBlocks();
-      int[] blocks = s.segmentBlocks();
-      for (int i = s.publishedSegments; i < blocks.length; i++) {
-        reserved += blocks[i];
-      }
-      cache.release(keys, s.publishedSegments, reserved);
-      if (s.published && s.request().hasAnswerSegment()) {
-        cache.insertUnpinned(s.request().answerKey(), config.blocksFor(s.request().outputTokens()));
-      }
-      return;
-    }
-    boolean cachedAll = s.published && cacheKeepsPrompts();
     long reserved = s.outputBlocks();
-    if (!cachedAll) {
-      int[] blocks = s.segmentBlocks();
-      for (int i = s.matchedSegments; i < blocks.length; i++) {
-        reserved += blocks[i];
-      }
+    int[] blocks = s.segmentBlocks();
+    for (int i = s.publishedSegments; i < blocks.length; i++) {
+      reserved += blocks[i];
     }
-    cache.release(keys, cachedAll ? keys.length : s.matchedSegments, reserved);
+    cache.release(s.request().keys(), s.publishedSegments, reserved);
     if (s.published && s.request().hasAnswerSegment()) {
       cache.insertUnpinned(s.request().answerKey(), config.blocksFor(s.request().outputTokens()));
     }
