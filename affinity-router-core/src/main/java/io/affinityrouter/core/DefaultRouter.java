@@ -313,7 +313,7 @@ final class DefaultRouter implements Router {
       double slowdown = costModel.slowdown(running);
       sel.slowdown[i] = slowdown;
       sel.queue[i] = costModel.queueSeconds(load, state, tracker, sel.requestTokens, running,
-          slowdown);
+          slowdown, now);
       long cached = sel.cachedTokens(i);
       sel.prefill[i] = costModel.prefillSeconds(sel.promptTokens - cached, cached, slowdown);
       sel.plugin[i] = pluginSeconds(sel.request, r);

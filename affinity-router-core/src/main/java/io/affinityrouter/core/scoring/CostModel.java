@@ -141,9 +141,18 @@ public final class CostModel {
    */
   public double queueSeconds(ReplicaLoad load, ReplicaState state, LoadTracker tracker,
       long requestTokens, int running, double slowdown) {
+    return queueSeconds(load, state, tracker, requestTokens, running, slowdown, tracker.nowMillis());
+  }
+
+  /**
+   * As {@link #queueSeconds(ReplicaLoad, ReplicaState, LoadTracker, long, int, double)} at
+   * {@code nowMillis} (one clock read per decision, not per replica).
+   */
+  public double queueSeconds(ReplicaLoad load, ReplicaState state, LoadTracker tracker,
+      long requestTokens, int running, double slowdown, long nowMillis) {
     double engineQueue = Math.max(state.pendingPrefillTokens(),
         load.waitingRequests() * tracker.uncachedPromptTokensPerRequest()) / prefillTokensPerSecond;
-    double prefillAhead = Math.max(state.pendingPrefillSeconds(tracker.nowMillis()), engineQueue);
+    double prefillAhead = Math.max(state.pendingPrefillSeconds(nowMillis), engineQueue);
     double seconds = prefillAhead * slowdown + running * runningSequenceSeconds;
     long capacity = load.kvCapacityTokens();
     if (capacity > 0) {
