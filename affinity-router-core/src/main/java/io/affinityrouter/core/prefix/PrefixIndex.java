@@ -1,6 +1,7 @@
 package io.affinityrouter.core.prefix;
 
 import java.util.concurrent.locks.StampedLock;
+import java.util.function.LongSupplier;
 
 /**
  * An approximate, memory-bounded index of which replicas hold which prompt blocks in their prefix
@@ -9,7 +10,8 @@ import java.util.concurrent.locks.StampedLock;
  * <h2>Layout and bound</h2>
  * Entries live in {@value #SEGMENTS} segments (picked by a hash's top bits), each an open-addressing
  * table of two {@code long}s per slot: the block hash, and a word holding up to {@value #HOLDERS}
- * replica ordinals (12 bits each, most recently used last) plus a 16-bit coarse access stamp. No
+ * replica ordinals (12 bits each, most recently used last) plus a 16-bit stamp of its last record
+ * ({@value #STAMP_MILLIS} ms ticks of the index's clock; {@link #ageMillis} reads it back). No
  * object per entry: about 21 bytes of heap per entry at the 0.75 fill the bound allows. A segment
  * never holds more than its share of {@code maxEntries}; inserting into a full segment first evicts
  * the least recently used of {@value #EVICTION_SAMPLES} sampled entries (Redis-style sampled LRU).
@@ -43,8 +45,14 @@ public final class PrefixIndex {
   private static final long HOLDER_MASK = 0xFFFL;
   private static final long HOLDERS_MASK = 0xFFFF_FFFF_FFFFL;
 
+  /** Resolution of an entry's last-record stamp, milliseconds: {@value} (16 bits wrap after 2.3 h). */
+  public static final long STAMP_MILLIS = 125;
+  /** Ages up to this are told apart from wrapped stamps: {@value} ms (half the stamp range). */
+  public static final long MAX_AGE_MILLIS = (1L << 15) * STAMP_MILLIS;
+
   private final Segment[] segments = new Segment[SEGMENTS];
   private final long maxEntries;
+  private final LongSupplier millis;
 
   /**
    * Creates an index holding at most {@code maxEntries} blocks.
@@ -53,6 +61,18 @@ public final class PrefixIndex {
    *     allocate in arrays
    */
   public PrefixIndex(long maxEntries) {
+    this(maxEntries, System::currentTimeMillis);
+  }
+
+  /**
+   * Creates an index holding at most {@code maxEntries} blocks, stamping each entry's last use with
+   * {@code millis} (at {@value #STAMP_MILLIS} ms resolution).
+   *
+   * @throws IllegalArgumentException if {@code maxEntries < }{@value #MIN_ENTRIES} or too large to
+   *     allocate in arrays
+   */
+  public PrefixIndex(long maxEntries, LongSupplier millis) {
+    this.millis = java.util.Objects.requireNonNull(millis, "millis");
     if (maxEntries < MIN_ENTRIES || maxEntries > (long) SEGMENTS * (Integer.MAX_VALUE / 4)) {
       throw new IllegalArgumentException("maxEntries: " + maxEntries + " (expected: "
           + MIN_ENTRIES + ".." + (long) SEGMENTS * (Integer.MAX_VALUE / 4) + ")");
@@ -152,23 +172,40 @@ public final class PrefixIndex {
    */
   public void record(long[] hashes, int n, int ordinal, int knownDepth) {
     checkOrdinal(ordinal);
+    int stamp = stamp(millis.getAsLong());
     int known = Math.max(0, Math.min(knownDepth, n));
     for (int i = known; i < n; i++) {
-      segmentFor(hashes[i]).add(hashes[i], ordinal + 1);
+      segmentFor(hashes[i]).add(hashes[i], ordinal + 1, stamp);
     }
     if (known > 0) {
-      segmentFor(hashes[0]).add(hashes[0], ordinal + 1);
+      segmentFor(hashes[0]).add(hashes[0], ordinal + 1, stamp);
       for (int step = 1; known - step > 0; step <<= 1) {
         long h = hashes[known - step];
-        segmentFor(h).add(h, ordinal + 1);
+        segmentFor(h).add(h, ordinal + 1, stamp);
       }
     }
+  }
+
+  /**
+   * Milliseconds since the block was last recorded (by any holder), at {@value #STAMP_MILLIS} ms
+   * resolution, or {@code -1} if it is not indexed. Ages beyond {@link #MAX_AGE_MILLIS} wrap.
+   */
+  public long ageMillis(long hash, long nowMillis) {
+    long meta = segmentFor(hash).meta(hash);
+    if (meta == 0) {
+      return -1;
+    }
+    return ((stamp(nowMillis) - (int) (meta >>> 48)) & 0xFFFF) * STAMP_MILLIS;
+  }
+
+  private static int stamp(long nowMillis) {
+    return (int) (Math.floorDiv(nowMillis, STAMP_MILLIS) & 0xFFFF);
   }
 
   /** Adds replica {@code ordinal} as the most recent holder of one block (for exact cache events). */
   public void add(long hash, int ordinal) {
     checkOrdinal(ordinal);
-    segmentFor(hash).add(hash, ordinal + 1);
+    segmentFor(hash).add(hash, ordinal + 1, stamp(millis.getAsLong()));
   }
 
   /** Removes replica {@code ordinal} from one block's holders; drops the block when none is left. */
@@ -267,16 +304,12 @@ public final class PrefixIndex {
     private final long[] table; // [2i] = hash (0 = empty), [2i + 1] = stamp << 48 | holders
     private final int capacity;
     private final int maxSize;
-    private final int tickEvery;
     private volatile int size;
-    private int clock;
-    private int ops;
 
     Segment(int maxSize) {
       this.maxSize = maxSize;
       this.capacity = (int) Math.min(Integer.MAX_VALUE / 2, maxSize * 4L / 3 + 1);
       this.table = new long[2 * capacity];
-      this.tickEvery = Math.max(1, maxSize / 2048);
     }
 
     private int home(long hash) {
@@ -284,6 +317,11 @@ public final class PrefixIndex {
     }
 
     long holders(long hash) {
+      return meta(hash) & HOLDERS_MASK;
+    }
+
+    /** The entry's stamp and holders word, or 0 if absent. */
+    long meta(long hash) {
       long stamp = lock.tryOptimisticRead();
       long result = find(hash);
       if (!lock.validate(stamp)) {
@@ -303,7 +341,7 @@ public final class PrefixIndex {
       for (int probes = 0; probes < capacity; probes++) {
         long k = t[2 * i];
         if (k == hash) {
-          return t[2 * i + 1] & HOLDERS_MASK;
+          return t[2 * i + 1];
         }
         if (k == 0) {
           return 0;
@@ -328,13 +366,9 @@ public final class PrefixIndex {
       return Integer.MIN_VALUE;
     }
 
-    void add(long hash, int slot) {
+    void add(long hash, int slot, int clock) {
       long stamp = lock.writeLock();
       try {
-        if (++ops >= tickEvery) {
-          ops = 0;
-          clock = (clock + 1) & 0xFFFF;
-        }
         int i = indexOf(hash);
         if (i >= 0) {
           long meta = table[2 * i + 1];
@@ -342,7 +376,7 @@ public final class PrefixIndex {
           return;
         }
         if (size >= maxSize) {
-          evictNear(-1 - i);
+          evictNear(-1 - i, clock);
           i = indexOf(hash);
         }
         int free = -1 - i;
@@ -399,7 +433,7 @@ public final class PrefixIndex {
      * {@code slot} (where the new key goes): keys sit at hash-random places, so neighbours are as
      * random a sample as any, and they share the insert's cache lines.
      */
-    private void evictNear(int slot) {
+    private void evictNear(int slot, int clock) {
       int victim = -1;
       int oldest = -1;
       int seen = 0;

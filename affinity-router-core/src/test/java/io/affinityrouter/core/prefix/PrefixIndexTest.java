@@ -53,9 +53,11 @@ class PrefixIndexTest {
 
   @Test
   void recentlyUsedPrefixesSurviveEviction() {
-    PrefixIndex index = new PrefixIndex(4096);
+    long[] now = {0};
+    PrefixIndex index = new PrefixIndex(4096, () -> now[0]);
     long[] hot = chain(-1, 64);
     for (int p = 0; p < 200; p++) {
+      now[0] += PrefixIndex.STAMP_MILLIS;
       index.record(hot, 64, 0, 64); // touched on every decision (sampled refresh)
       index.record(hot, 64, 0, 0); // and fully re-recorded now and then
       index.record(chain(p, 100), 100, 1, 0);
@@ -67,6 +69,25 @@ class PrefixIndexTest {
       alive += match(index, chain(p, 100), 100);
     }
     assertThat(alive).isZero(); // the oldest cold prompts went first
+  }
+
+  @Test
+  void agesCountFromTheLastRecordOfABlock() {
+    long[] now = {1_000_000};
+    PrefixIndex index = new PrefixIndex(4096, () -> now[0]);
+    long[] p = chain(3, 16);
+    index.record(p, 16, 0, 0);
+    now[0] += 10_000;
+    assertThat(index.ageMillis(p[15], now[0])).isEqualTo(10_000);
+    index.record(p, 16, 0, 16); // refreshes the first block and 1, 2, 4, 8 before the depth
+    assertThat(index.ageMillis(p[15], now[0])).isZero();
+    assertThat(index.ageMillis(p[8], now[0])).isZero();
+    assertThat(index.ageMillis(p[12], now[0])).isZero();
+    assertThat(index.ageMillis(p[0], now[0])).isZero();
+    assertThat(index.ageMillis(p[10], now[0])).isEqualTo(10_000); // not in the sample
+    assertThat(index.ageMillis(chain(4, 1)[0], now[0])).isEqualTo(-1);
+    now[0] += 60;
+    assertThat(index.ageMillis(p[15], now[0])).isLessThanOrEqualTo(PrefixIndex.STAMP_MILLIS);
   }
 
   @Test
