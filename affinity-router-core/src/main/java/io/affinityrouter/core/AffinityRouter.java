@@ -84,6 +84,17 @@ public final class AffinityRouter {
     /** Default absolute slack of the overload threshold: 350 ms. */
     public static final Duration DEFAULT_REPIN_SLACK = Duration.ofMillis(350);
     /**
+     * Default affinity budget quantile: {@value}. A request goes to the replica holding most of its
+     * prompt (its session's replica first) while that replica's estimated TTFT is within the
+     * {@value}-quantile of recent requests' best prefill times; see {@link #affinityBudget}.
+     */
+    public static final double DEFAULT_AFFINITY_BUDGET_QUANTILE = 0.98;
+    /**
+     * Default limit on the extra queue a shared prefix's holder may add within the affinity budget,
+     * as a multiple of the prefill seconds its cache saves: {@value}.
+     */
+    public static final double DEFAULT_HOLDER_SAVINGS_MULTIPLE = 4;
+    /**
      * Default weight of the prefill term when replicas are ranked: {@value}. Recomputing a prefix
      * costs the request its time and the fleet the GPU time, which lengthens every later request's
      * queue; ranking by TTFT alone ignores the second part.
@@ -137,6 +148,8 @@ public final class AffinityRouter {
     double affinityCachedFraction = DEFAULT_AFFINITY_CACHED_FRACTION;
     double repinSavingsMultiple = DEFAULT_REPIN_SAVINGS_MULTIPLE;
     Duration repinSlack = DEFAULT_REPIN_SLACK;
+    double affinityBudgetQuantile = DEFAULT_AFFINITY_BUDGET_QUANTILE;
+    double holderSavingsMultiple = DEFAULT_HOLDER_SAVINGS_MULTIPLE;
     Duration atLimitRetryAfter = DEFAULT_AT_LIMIT_RETRY_AFTER;
     Duration unavailableRetryAfter = DEFAULT_UNAVAILABLE_RETRY_AFTER;
     Duration wakeThreshold = DEFAULT_WAKE_THRESHOLD;
@@ -382,6 +395,40 @@ public final class AffinityRouter {
       }
       this.repinSavingsMultiple = savingsMultiple;
       this.repinSlack = slack;
+      return this;
+    }
+
+    /**
+     * Sets the affinity budget (defaults {@value #DEFAULT_AFFINITY_BUDGET_QUANTILE} and
+     * {@value #DEFAULT_HOLDER_SAVINGS_MULTIPLE}). The budget is the {@code quantile} of recent
+     * requests' best prefill times: for each decision, the estimated prefill alone (no queue) on the
+     * replica that would compute least of the prompt, as a histogram that forgets with a half-life
+     * of 4,096 decisions (no budget before the first 256). Within the budget, cache wins outright:
+     *
+     * <ul>
+     *   <li>a session stays on its bound replica while that replica's estimated TTFT is within the
+     *       budget, whatever the repin threshold ({@link #repinThreshold}) says;
+     *   <li>a request whose prompt some replica partly holds goes to the replica holding most of it
+     *       if that replica's estimated TTFT is within the budget and its extra queue over the
+     *       cheapest replica is at most {@code holderSavingsMultiple} × the prefill seconds it
+     *       saves.
+     * </ul>
+     *
+     * Beyond the budget the cost model decides, as without one. The budget follows the workload: it
+     * is long where prompts are long, and a request kept within it waits no longer than the requests
+     * whose own prefill makes the tail. {@code quantile} 0 turns the budget off.
+     *
+     * @throws IllegalArgumentException if {@code quantile} is not in [0, 1) or
+     *     {@code holderSavingsMultiple} is negative or not finite
+     */
+    public Builder affinityBudget(double quantile, double holderSavingsMultiple) {
+      if (!(quantile >= 0 && quantile < 1)) {
+        throw new IllegalArgumentException(
+            "affinityBudgetQuantile: " + quantile + " (expected: >= 0 and < 1)");
+      }
+      this.affinityBudgetQuantile = quantile;
+      this.holderSavingsMultiple = Checks.nonNegativeFinite(holderSavingsMultiple,
+          "holderSavingsMultiple");
       return this;
     }
 

@@ -20,6 +20,7 @@ import io.affinityrouter.core.prefix.BlockHasher;
 import io.affinityrouter.core.prefix.IndexedCacheEvents;
 import io.affinityrouter.core.prefix.PrefixIndex;
 import io.affinityrouter.core.scoring.CostModel;
+import io.affinityrouter.core.scoring.DecayingQuantile;
 import io.affinityrouter.spi.BindingKey;
 import io.affinityrouter.spi.BindingStore;
 import io.affinityrouter.spi.ReplicaFilter;
@@ -46,6 +47,11 @@ import java.util.random.RandomGenerator;
  * segment per write, per-decision arrays are per-thread scratch.
  */
 final class DefaultRouter implements Router {
+  /** Decisions after which the affinity budget's histogram weighs old ones half: {@value}. */
+  static final int BUDGET_HALF_LIFE = 4096;
+  /** Decisions before the affinity budget applies: {@value}. */
+  static final int BUDGET_WARM_UP = 256;
+
   final BindingStore store;
   private final boolean ownsStore;
   final Duration bindingTtl;
@@ -69,6 +75,8 @@ final class DefaultRouter implements Router {
   private final Duration atLimitRetryAfter;
   private final Duration unavailableRetryAfter;
   private final double wakeThresholdSeconds;
+  private final DecayingQuantile bestPrefill;
+  private final double holderSavingsMultiple;
   private final ReplicaScorer[] scorers;
   private final ReplicaFilter[] filters;
   final RoutingListener[] listeners;
@@ -88,10 +96,13 @@ final class DefaultRouter implements Router {
     this.guard = new StoreGuard(clock, b.storeBackoff.toMillis(), b.storeMaxBackoff.toMillis());
     this.random = b.random;
     this.hasher = new BlockHasher(b.tokenBlockSize, b.textBlockChars, b.maxPromptBlocks, b.hashSeed);
-    this.index = new PrefixIndex(b.prefixIndexEntries);
+    this.index = new PrefixIndex(b.prefixIndexEntries, clock::millis);
     this.tracker = new LoadTracker(PrefixIndex.MAX_ORDINALS - 1, clock);
-    this.events = new IndexedCacheEvents(index, hasher, id -> tracker.state(id).ordinal(),
-        b.prefixIndexEntries);
+    this.events = new IndexedCacheEvents(index, hasher, id -> {
+      ReplicaState state = tracker.state(id);
+      state.markCacheEvents();
+      return state.ordinal();
+    }, b.prefixIndexEntries);
     this.costModel = new CostModel(b.prefillTokensPerSecond, b.batchSlowdownSequences,
         b.attentionSeconds, b.runningSequenceSeconds);
     this.picker = new TopKPicker(b.topK, b.epsilonSeconds, b.epsilonFraction, b.rampUp.toMillis(),
@@ -106,6 +117,9 @@ final class DefaultRouter implements Router {
     this.atLimitRetryAfter = b.atLimitRetryAfter;
     this.unavailableRetryAfter = b.unavailableRetryAfter;
     this.wakeThresholdSeconds = b.wakeThreshold.toNanos() / 1e9;
+    this.bestPrefill = b.affinityBudgetQuantile > 0
+        ? new DecayingQuantile(b.affinityBudgetQuantile, BUDGET_HALF_LIFE, BUDGET_WARM_UP) : null;
+    this.holderSavingsMultiple = b.holderSavingsMultiple;
     this.scorers = b.scorers.toArray(new ReplicaScorer[0]);
     this.filters = b.filters.toArray(new ReplicaFilter[0]);
     this.listeners = b.listeners.toArray(new RoutingListener[0]);
@@ -309,6 +323,9 @@ final class DefaultRouter implements Router {
       int ord = state.ordinal();
       sel.matched[i] = ord >= 0 ? s.depthByOrdinal[ord] : 0;
       ReplicaLoad load = r.load();
+      if (sel.matched[i] > 0 && !state.hasCacheEvents()) {
+        sel.matched[i] = residentDepth(sel.hashes, sel.matched[i], load, state, now);
+      }
       int running = CostModel.running(load, state);
       double slowdown = costModel.slowdown(running);
       sel.slowdown[i] = slowdown;
@@ -324,6 +341,54 @@ final class DefaultRouter implements Router {
     for (int j = 0; j < count; j++) {
       s.depthByOrdinal[s.ordinals[j]] = 0;
     }
+    if (bestPrefill != null) {
+      double best = Double.POSITIVE_INFINITY;
+      for (int i = 0; i < sel.size; i++) {
+        if (sel.usable(i)) {
+          best = Math.min(best, sel.prefill[i]);
+        }
+      }
+      if (best < Double.POSITIVE_INFINITY) {
+        bestPrefill.record(best);
+      }
+    }
+  }
+
+  /**
+   * How much of a matched prefix the replica probably still holds. Its KV cache evicts the least
+   * recently used blocks, so a block this router last sent there longer ago than the cache takes to
+   * turn over (free capacity over the rate this router writes to it) is taken as gone. Checks the
+   * deepest matched block, then those {@link PrefixIndex#record} refreshes on each use (2, 4, 8, ...
+   * before it), down to the first. The estimate is optimistic: cache hits refresh blocks without
+   * writing, and other gateways write too; KV events, when they reach the router, replace it.
+   */
+  private int residentDepth(long[] hashes, int depth, ReplicaLoad load, ReplicaState state,
+      long now) {
+    long capacity = load.kvCapacityTokens();
+    double rate = state.writtenTokensPerSecond(now);
+    if (capacity <= 0 || !(rate > 0)) {
+      return depth;
+    }
+    double free = Math.max(0, capacity - (double) state.inFlightTokens());
+    double lifetimeMillis = free / rate * 1000;
+    if (lifetimeMillis >= PrefixIndex.MAX_AGE_MILLIS) {
+      return depth;
+    }
+    for (int step = 1; ; step <<= 1) {
+      int p = Math.max(0, depth - step);
+      long age = index.ageMillis(hashes[p], now);
+      if (age >= 0 && age <= lifetimeMillis) {
+        return p + 1;
+      }
+      if (p == 0) {
+        return 0;
+      }
+    }
+  }
+
+  /** The affinity budget, seconds: within it cache wins outright (0: none yet, or turned off). */
+  double budgetSeconds() {
+    return bestPrefill == null ? 0 : bestPrefill.get();
   }
 
   private double pluginSeconds(RoutingRequest request, Replica r) {
@@ -359,6 +424,12 @@ final class DefaultRouter implements Router {
         anyMatch |= s.allowed[i] && sel.matched[i] > 0;
       }
     }
+    if (anyMatch) {
+      int holder = holderWithinBudget(sel, s.allowed);
+      if (holder >= 0 && admit(sel, holder)) {
+        return holder;
+      }
+    }
     long placement = TopKPicker.NO_PLACEMENT;
     if (!anyMatch && sel.blocks > 0) {
       placement = sel.hashes[Math.min(sel.blocks, placementBlocks) - 1];
@@ -375,6 +446,38 @@ final class DefaultRouter implements Router {
       s.allowed[c] = false;
       sel.status[c] = Selection.AT_LIMIT;
     }
+  }
+
+  /**
+   * The allowed replica holding most of the prompt (the cheapest of equals) if its estimated TTFT is
+   * within the affinity budget and its extra queue over the cheapest allowed replica is at most
+   * {@code holderSavingsMultiple} × the prefill it saves; else -1.
+   */
+  private int holderWithinBudget(Selection sel, boolean[] allowed) {
+    double budget = budgetSeconds();
+    if (budget <= 0) {
+      return -1;
+    }
+    int holder = -1;
+    int cheapest = -1;
+    for (int i = 0; i < sel.size; i++) {
+      if (!allowed[i]) {
+        continue;
+      }
+      if (cheapest < 0 || sel.cost[i] < sel.cost[cheapest]) {
+        cheapest = i;
+      }
+      if (sel.matched[i] > 0 && (holder < 0 || sel.matched[i] > sel.matched[holder]
+          || sel.matched[i] == sel.matched[holder] && sel.cost[i] < sel.cost[holder])) {
+        holder = i;
+      }
+    }
+    if (holder < 0 || sel.queue[holder] + sel.prefill[holder] > budget) {
+      return -1;
+    }
+    double saved = sel.prefill[cheapest] - sel.prefill[holder];
+    double extra = sel.queue[holder] - sel.queue[cheapest];
+    return extra <= holderSavingsMultiple * saved ? holder : -1;
   }
 
   /** Admits the request on replica {@code i} against its limits. */

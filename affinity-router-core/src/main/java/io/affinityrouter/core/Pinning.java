@@ -141,7 +141,12 @@ final class Pinning {
     double candidateCost = sel.cost[c];
     // What the session's cache is worth here: the prefill it saves against the candidate.
     double saved = Math.max(0, r.recomputeWeight * sel.prefill[c] - boundPrefill);
-    if (boundCost > candidateCost + r.repinSlackSeconds + r.repinSavingsMultiple * saved) {
+    // Within the affinity budget the session stays, whatever its cache saves.
+    double boundTtft = sel.queue[bound] + boundPrefill / r.recomputeWeight;
+    double budget = r.budgetSeconds();
+    boolean withinBudget = budget > 0 && boundTtft <= budget;
+    if (!withinBudget
+        && boundCost > candidateCost + r.repinSlackSeconds + r.repinSavingsMultiple * saved) {
       return RepinCause.REPLICA_OVERLOADED;
     }
     return r.admit(sel, bound) ? null : RepinCause.REPLICA_AT_LIMIT;

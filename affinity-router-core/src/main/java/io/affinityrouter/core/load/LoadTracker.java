@@ -92,7 +92,7 @@ public final class LoadTracker {
     uncachedPromptTokensPerRequest.add(prefillTokens);
     state.addPending(prefillTokens, decodeTokens);
     long now = clock.millis();
-    double place = state.enqueueWork(prefillSeconds, now);
+    double place = state.enqueueWork(prefillSeconds, prefillTokens + decodeTokens, now);
     return new Lease(this, state, committedTokens, prefillTokens, decodeTokens, now,
         prefillSeconds, place);
   }

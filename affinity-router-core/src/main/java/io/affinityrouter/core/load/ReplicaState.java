@@ -29,6 +29,9 @@ public final class ReplicaState {
   private double workEnqueued; // running totals of queued and done prefill work, seconds
   private double workDone;
   private long workStampMillis; // when the queue head last made known progress
+  private double written; // tokens sent to be written to the KV cache, decayed; under workLock
+  private long writtenStampMillis;
+  private volatile boolean cacheEvents;
 
   ReplicaState(String id, int ordinal, double decodeRatePrior) {
     this.id = id;
@@ -164,10 +167,15 @@ public final class ReplicaState {
     return Math.max(0, workEnqueued - workDone - elapsed);
   }
 
-  /** Queues {@code seconds} of prefill work; returns the request's place (its end) in the queue. */
-  double enqueueWork(double seconds, long nowMillis) {
+  /**
+   * Queues {@code seconds} of prefill work and counts {@code writtenTokens} sent to be written to
+   * the KV cache; returns the request's place (its end) in the queue.
+   */
+  double enqueueWork(double seconds, long writtenTokens, long nowMillis) {
     long stamp = workLock.writeLock();
     try {
+      written = decayedWritten(nowMillis) + writtenTokens;
+      writtenStampMillis = Math.max(writtenStampMillis, nowMillis);
       if (pendingWork(nowMillis) == 0) { // idle: the new work starts now
         workDone = workEnqueued;
         workStampMillis = nowMillis;
@@ -202,6 +210,45 @@ public final class ReplicaState {
     } finally {
       workLock.unlockWrite(stamp);
     }
+  }
+
+  /** Decay time of {@link #writtenTokensPerSecond}, seconds: {@value}. */
+  public static final double WRITE_WINDOW_SECONDS = 60;
+
+  private double decayedWritten(long nowMillis) {
+    double dt = Math.max(0, nowMillis - writtenStampMillis) / 1000.0;
+    return written * Math.exp(-dt / WRITE_WINDOW_SECONDS);
+  }
+
+  /**
+   * Tokens per second this router sends to be written to the replica's KV cache (each routed
+   * request's uncached prompt and expected output), with exponential decay over
+   * {@value #WRITE_WINDOW_SECONDS} s. Lock-free unless a write races the read.
+   */
+  public double writtenTokensPerSecond(long nowMillis) {
+    long stamp = workLock.tryOptimisticRead();
+    double w = decayedWritten(nowMillis);
+    if (!workLock.validate(stamp)) {
+      stamp = workLock.readLock();
+      try {
+        w = decayedWritten(nowMillis);
+      } finally {
+        workLock.unlockRead(stamp);
+      }
+    }
+    return w / WRITE_WINDOW_SECONDS;
+  }
+
+  /** Notes that the replica's KV cache events reach the router: its prefix index entries are exact. */
+  public void markCacheEvents() {
+    if (!cacheEvents) {
+      cacheEvents = true;
+    }
+  }
+
+  /** Whether the replica's KV cache events reach the router. */
+  public boolean hasCacheEvents() {
+    return cacheEvents;
   }
 
   void learnDecodeRate(double tokensPerSecond) {

@@ -75,7 +75,9 @@ final class AffinityRouterStrategy implements RoutingStrategy {
    * {@code repinSlackMillis}, {@code affinityCachedFraction}, {@code placementBlocks},
    * {@code prefillTokensPerSecond}, {@code batchSlowdownSequences}, {@code runningSequenceSeconds},
    * {@code attentionSeconds}, {@code recomputeWeight}, {@code prefixIndexEntries},
-   * {@code wakeThresholdMillis}, {@code sessions} ({@code false} to drop session ids),
+   * {@code wakeThresholdMillis}, {@code budgetQuantile} (the affinity budget's quantile, 0 for
+   * none), {@code holderSavings} (its holder savings multiple), {@code sessions} ({@code false} to
+   * drop session ids),
    * {@code kvEvents} ({@code true} to feed the engines' KV events).
    *
    * @throws IllegalArgumentException on an unknown option or a bad value
@@ -105,8 +107,13 @@ final class AffinityRouterStrategy implements RoutingStrategy {
           String.valueOf(AffinityRouter.Builder.DEFAULT_EPSILON_FRACTION)));
       double multiple = repinSavings;
       Duration slack = Duration.ofMillis(repinSlack);
+      double budgetQuantile = Double.parseDouble(copy.getOrDefault("budgetQuantile",
+          String.valueOf(AffinityRouter.Builder.DEFAULT_AFFINITY_BUDGET_QUANTILE)));
+      double holderSavings = Double.parseDouble(copy.getOrDefault("holderSavings",
+          String.valueOf(AffinityRouter.Builder.DEFAULT_HOLDER_SAVINGS_MULTIPLE)));
       UnaryOperator<AffinityRouter.Builder> tuning = b -> {
         b.repinThreshold(multiple, slack);
+        b.affinityBudget(budgetQuantile, holderSavings);
         b.epsilon(epsilonSeconds, epsilonFraction);
         copy.forEach((k, v) -> {
           switch (k) {
@@ -136,7 +143,7 @@ final class AffinityRouterStrategy implements RoutingStrategy {
   private static final List<String> OPTIONS = List.of("topK", "epsilonSeconds", "epsilonFraction",
       "repinSavings", "repinSlackMillis", "affinityCachedFraction", "placementBlocks",
       "prefillTokensPerSecond", "batchSlowdownSequences", "runningSequenceSeconds",
-      "attentionSeconds", "recomputeWeight", "prefixIndexEntries", "wakeThresholdMillis", "sessions",
+      "attentionSeconds", "recomputeWeight", "prefixIndexEntries", "wakeThresholdMillis", "budgetQuantile", "holderSavings", "sessions",
       "kvEvents");
 
   @Override

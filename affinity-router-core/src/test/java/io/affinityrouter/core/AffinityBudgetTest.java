@@ -1,0 +1,163 @@
+package io.affinityrouter.core;
+
+import static io.affinityrouter.core.Prompts.anonymous;
+import static io.affinityrouter.core.Prompts.concat;
+import static io.affinityrouter.core.Prompts.session;
+import static io.affinityrouter.core.Prompts.tokens;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.affinityrouter.Replica;
+import io.affinityrouter.ReplicaLoad;
+import io.affinityrouter.Router;
+import io.affinityrouter.RoutingDecision;
+import io.affinityrouter.RoutingReason;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+/** The affinity budget, and prefix matches aged out by the replica's cache turnover. */
+class AffinityBudgetTest {
+  private final TestClock clock = new TestClock();
+
+  private Router router(double quantile) {
+    return AffinityRouter.builder().clock(clock).random(new SplittableRandom(1))
+        .affinityBudget(quantile, AffinityRouter.Builder.DEFAULT_HOLDER_SAVINGS_MULTIPLE).build();
+  }
+
+  /**
+   * 300 cold 32k-token prompts: each one's best prefill is about 1 s, so the budget becomes about
+   * 1 s; the engine-queue estimate learns 32k uncached tokens per request (0.55 s per waiting one).
+   */
+  private static void warmUp(Router router, List<Replica> fleet) {
+    for (int i = 0; i < 300; i++) {
+      router.select(anonymous(tokens(10_000 + i, 32_768)), fleet).lease().close();
+    }
+  }
+
+  private static List<Replica> withWaiting(List<Replica> fleet, Replica busy, int waiting) {
+    List<Replica> out = new ArrayList<>();
+    for (Replica r : fleet) {
+      out.add(r.id().equals(busy.id())
+          ? r.withLoad(ReplicaLoad.builder().waitingRequests(waiting).build()) : r);
+    }
+    return out;
+  }
+
+  @Test
+  void aSessionStaysWithinTheBudgetWhereTheRepinThresholdAloneWouldMoveIt() {
+    for (double quantile : new double[] {0, AffinityRouter.Builder.DEFAULT_AFFINITY_BUDGET_QUANTILE}) {
+      Router router = router(quantile);
+      List<Replica> fleet = Prompts.replicas(2);
+      warmUp(router, fleet);
+      int[] context = tokens(1, 512);
+      RoutingDecision first = router.select(session("s", context), fleet);
+      first.lease().complete(100);
+      // One waiting request ahead (about 0.55 s): more than 350 ms + 8 × the 9 ms a 512-token
+      // context saves, less than the 1 s budget.
+      RoutingDecision next = router.select(session("s", concat(context, tokens(2, 64))),
+          withWaiting(fleet, first.replica(), 1));
+      if (quantile == 0) {
+        assertThat(next.reason()).isEqualTo(RoutingReason.SESSION_REPINNED);
+      } else {
+        assertThat(next.reason()).isEqualTo(RoutingReason.SESSION_AFFINITY);
+        assertThat(next.scores().queueSeconds()).isBetween(0.4, 1.0);
+      }
+      next.lease().complete(100);
+      // Beyond the budget (about 1.6 s ahead) the threshold decides again.
+      if (quantile > 0) {
+        RoutingDecision far = router.select(session("s", concat(context, tokens(3, 64))),
+            withWaiting(fleet, first.replica(), 3));
+        assertThat(far.reason()).isEqualTo(RoutingReason.SESSION_REPINNED);
+      }
+    }
+  }
+
+  @Test
+  void aSharedPrefixGoesToItsHolderWithinTheBudgetWhenItsCacheSavesEnough() {
+    for (double quantile : new double[] {0, AffinityRouter.Builder.DEFAULT_AFFINITY_BUDGET_QUANTILE}) {
+      Router router = router(quantile);
+      List<Replica> fleet = Prompts.replicas(4);
+      warmUp(router, fleet);
+      int[] system = tokens(7, 16_384); // about 0.4 s of prefill
+      RoutingDecision a = router.select(anonymous(concat(system, tokens(8, 64))), fleet);
+      a.lease().complete(100);
+      // The holder has 0.55 s queued: more than recomputing 16k tokens elsewhere, within 4 × its
+      // savings and within the budget.
+      RoutingDecision b = router.select(anonymous(concat(system, tokens(9, 64))),
+          withWaiting(fleet, a.replica(), 1));
+      if (quantile == 0) {
+        assertThat(b.replica().id()).isNotEqualTo(a.replica().id());
+      } else {
+        assertThat(b.replica().id()).isEqualTo(a.replica().id());
+        assertThat(b.scores().cachedFraction()).isGreaterThan(0.9);
+      }
+      b.lease().close();
+      // A short shared prefix (2k tokens, 36 ms saved) is not worth 0.55 s: 4 × 36 ms < 0.55 s.
+      int[] shortSystem = tokens(17, 2048);
+      RoutingDecision c = router.select(anonymous(concat(shortSystem, tokens(18, 64))), fleet);
+      c.lease().complete(100);
+      RoutingDecision d = router.select(anonymous(concat(shortSystem, tokens(19, 64))),
+          withWaiting(fleet, c.replica(), 1));
+      assertThat(d.replica().id()).isNotEqualTo(c.replica().id());
+    }
+  }
+
+  @Test
+  void blocksOlderThanTheReplicasCacheTurnoverCountAsEvicted() {
+    Router router = router(0);
+    Replica x = Replica.of("x").withLoad(ReplicaLoad.builder().kvCapacityTokens(100_000).build());
+    List<Replica> only = List.of(x);
+    int[] prompt = tokens(1, 8192);
+    router.select(anonymous(prompt), only).lease().complete(100);
+    for (int i = 0; i < 100; i++) {
+      router.select(anonymous(tokens(100 + i, 8192)), only).lease().complete(100);
+    }
+    // About 830k tokens written at once: the 100k-token cache turns over in about 7 s.
+    RoutingDecision fresh = router.select(anonymous(prompt), only);
+    assertThat(fresh.matchedBlocks()).isEqualTo(8192 / 16);
+    fresh.lease().complete(100);
+    clock.advance(Duration.ofSeconds(10));
+    RoutingDecision aged = router.select(anonymous(prompt), only);
+    assertThat(aged.matchedBlocks()).isZero();
+    assertThat(aged.scores().cachedFraction()).isZero();
+    aged.lease().complete(100);
+
+    // Once the replica's KV events reach the router, its index entries are exact and never aged.
+    router.cacheEvents().blocksRemoved("x", new long[] {42L});
+    clock.advance(Duration.ofSeconds(10));
+    assertThat(router.select(anonymous(prompt), only).matchedBlocks()).isEqualTo(8192 / 16);
+  }
+
+  @Test
+  void withoutAKnownCapacityNothingIsAged() {
+    Router router = router(0);
+    List<Replica> only = List.of(Replica.of("x"));
+    int[] prompt = tokens(1, 8192);
+    router.select(anonymous(prompt), only).lease().complete(100);
+    for (int i = 0; i < 100; i++) {
+      router.select(anonymous(tokens(100 + i, 8192)), only).lease().complete(100);
+    }
+    clock.advance(Duration.ofMinutes(10));
+    assertThat(router.select(anonymous(prompt), only).matchedBlocks()).isEqualTo(8192 / 16);
+  }
+
+  @Test
+  void badBudgetsAreRefused() {
+    AffinityRouter.Builder b = AffinityRouter.builder();
+    assertThatThrownBy(() -> b.affinityBudget(1.0, 4))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("affinityBudgetQuantile: 1.0 (expected: >= 0 and < 1)");
+    assertThatThrownBy(() -> b.affinityBudget(-0.1, 4))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> b.affinityBudget(Double.NaN, 4))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> b.affinityBudget(0.98, -1))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("holderSavingsMultiple: -1.0 (expected: >= 0 and finite)");
+    assertThatThrownBy(() -> b.affinityBudget(0.98, Double.POSITIVE_INFINITY))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+}
