@@ -357,9 +357,8 @@ final class DefaultRouter implements Router {
   /**
    * How much of a matched prefix the replica probably still holds. Its KV cache evicts the least
    * recently used blocks, so a block this router last sent there longer ago than the cache takes to
-   * turn over (free capacity over the rate this router writes to it) is taken as gone. Checks the
-   * deepest matched block, then those {@link PrefixIndex#record} refreshes on each use (2, 4, 8, ...
-   * before it), down to the first. The estimate is optimistic: cache hits refresh blocks without
+   * turn over (free capacity over the rate this router writes to it) is taken as gone
+   * ({@link PrefixIndex#freshDepth}). The estimate is optimistic: cache hits refresh blocks without
    * writing, and other gateways write too; KV events, when they reach the router, replace it.
    */
   private int residentDepth(long[] hashes, int depth, ReplicaLoad load, ReplicaState state,
@@ -374,16 +373,7 @@ final class DefaultRouter implements Router {
     if (lifetimeMillis >= PrefixIndex.MAX_AGE_MILLIS) {
       return depth;
     }
-    for (int step = 1; ; step <<= 1) {
-      int p = Math.max(0, depth - step);
-      long age = index.ageMillis(hashes[p], now);
-      if (age >= 0 && age <= lifetimeMillis) {
-        return p + 1;
-      }
-      if (p == 0) {
-        return 0;
-      }
-    }
+    return index.freshDepth(hashes, depth, (long) lifetimeMillis, now);
   }
 
   /** The affinity budget, seconds: within it cache wins outright (0: none yet, or turned off). */

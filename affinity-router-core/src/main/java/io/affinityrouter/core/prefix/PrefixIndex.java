@@ -164,8 +164,10 @@ public final class PrefixIndex {
   /**
    * Records that replica {@code ordinal} holds {@code hashes[0..n)}, after a decision routed the
    * prompt there: blocks from {@code knownDepth} on (those the replica was not known to hold) get it
-   * as their most recent holder; of the blocks it already held, a logarithmic sample (the first, and
-   * those 1, 2, 4, ... before {@code knownDepth}) is refreshed for the LRU. Costs
+   * as their most recent holder; of the blocks it already held, a logarithmic sample is refreshed:
+   * the deepest, {@code knownDepth - 1}, rounded down to multiples of 2, 4, 8, ... down to the
+   * first. Prompts that share a prefix refresh the same aligned blocks of it, so
+   * {@link #freshDepth} finds a recently used prefix within a factor of two of its depth. Costs
    * {@code O(n - knownDepth + log n)} probes.
    *
    * @throws IllegalArgumentException if {@code ordinal} is out of range
@@ -178,12 +180,37 @@ public final class PrefixIndex {
       segmentFor(hashes[i]).add(hashes[i], ordinal + 1, stamp);
     }
     if (known > 0) {
-      segmentFor(hashes[0]).add(hashes[0], ordinal + 1, stamp);
-      for (int step = 1; known - step > 0; step <<= 1) {
-        long h = hashes[known - step];
-        segmentFor(h).add(h, ordinal + 1, stamp);
+      int last = -1;
+      for (int level = 0; last != 0; level++) {
+        int p = ((known - 1) >>> level) << level;
+        if (p != last) {
+          segmentFor(hashes[p]).add(hashes[p], ordinal + 1, stamp);
+          last = p;
+        }
       }
     }
+  }
+
+  /**
+   * The depth of the part of {@code hashes[0..depth)} recorded within {@code maxAgeMillis}: the
+   * deepest of the blocks {@link #record} refreshes ({@code depth - 1} rounded down to multiples of
+   * 1, 2, 4, ...) whose last record is that recent, plus one; 0 if none is. Recording a prompt
+   * refreshes its whole prefix in a real prefix cache, so a recent block vouches for the blocks
+   * before it. Costs {@code O(log depth)} probes.
+   */
+  public int freshDepth(long[] hashes, int depth, long maxAgeMillis, long nowMillis) {
+    int last = -1;
+    for (int level = 0; depth > 0 && last != 0; level++) {
+      int p = ((depth - 1) >>> level) << level;
+      if (p != last) {
+        long age = ageMillis(hashes[p], nowMillis);
+        if (age >= 0 && age <= maxAgeMillis) {
+          return p + 1;
+        }
+        last = p;
+      }
+    }
+    return 0;
   }
 
   /**

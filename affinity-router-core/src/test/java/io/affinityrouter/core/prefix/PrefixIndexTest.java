@@ -91,6 +91,22 @@ class PrefixIndexTest {
   }
 
   @Test
+  void aRecentShorterPromptVouchesForTheSharedPartOfAnOldLongerOne() {
+    long[] now = {0};
+    PrefixIndex index = new PrefixIndex(1 << 14, () -> now[0]);
+    long[] longer = chain(9, 1000);
+    index.record(longer, 1000, 0, 0);
+    now[0] += 60_000;
+    assertThat(index.freshDepth(longer, 1000, 30_000, now[0])).isZero(); // all of it is old
+    // A prompt sharing its first 700 blocks is routed there again: the engine touched those.
+    index.record(longer, 700, 0, 700);
+    int fresh = index.freshDepth(longer, 1000, 30_000, now[0]);
+    assertThat(fresh).isBetween(350, 700); // within a factor of two, never beyond what was used
+    assertThat(index.freshDepth(longer, 1000, 90_000, now[0])).isEqualTo(1000);
+    assertThat(index.freshDepth(longer, 0, 90_000, now[0])).isZero();
+  }
+
+  @Test
   void aBlockKeepsItsFourMostRecentHolders() {
     PrefixIndex index = new PrefixIndex(4096);
     long[] p = chain(5, 10);
