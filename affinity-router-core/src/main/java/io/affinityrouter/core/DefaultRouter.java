@@ -370,10 +370,7 @@ final class DefaultRouter implements Router {
     }
     double free = Math.max(0, capacity - (double) state.inFlightTokens());
     double lifetimeMillis = free / rate * 1000;
-    if (lifetimeMillis >= PrefixIndex.MAX_AGE_MILLIS) {
-      return depth;
-    }
-    return index.freshDepth(hashes, depth, (long) lifetimeMillis, now);
+    return index.freshDepth(hashes, depth, (long) Math.min(lifetimeMillis, Long.MAX_VALUE), now);
   }
 
   /** The affinity budget, seconds: within it cache wins outright (0: none yet, or turned off). */

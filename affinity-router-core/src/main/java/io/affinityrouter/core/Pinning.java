@@ -22,7 +22,8 @@ import java.util.function.Supplier;
  *       candidate; racing gateways all get the one binding that won. The call also slides the TTL.
  *   <li><b>Keep</b> — an existing binding's replica keeps the session while it is in the list,
  *       healthy (or draining), serves the model awake, is under its limits, and its estimated TTFT with
- *       the session's cache is within the overload threshold of the candidate's.
+ *       the session's cache is within the affinity budget or within the overload threshold of the
+ *       candidate's.
  *   <li><b>Repin</b> — otherwise {@code repin(key, generation, candidate)}: a compare-and-set on the
  *       generation. If another gateway moved the session first, this router adopts the newer binding
  *       (or, if that replica is no good either, repins again from the newer generation, at most three

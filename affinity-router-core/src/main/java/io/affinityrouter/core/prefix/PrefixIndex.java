@@ -10,9 +10,10 @@ import java.util.function.LongSupplier;
  * <h2>Layout and bound</h2>
  * Entries live in {@value #SEGMENTS} segments (picked by a hash's top bits), each an open-addressing
  * table of two {@code long}s per slot: the block hash, and a word holding up to {@value #HOLDERS}
- * replica ordinals (12 bits each, most recently used last) plus a 16-bit stamp of its last record
- * ({@value #STAMP_MILLIS} ms ticks of the index's clock; {@link #ageMillis} reads it back). No
- * object per entry: about 21 bytes of heap per entry at the 0.75 fill the bound allows. A segment
+ * replica ordinals (12 bits each, most recently used last) plus a 16-bit coarse access stamp (an
+ * operation count, for the LRU), and beside it an {@code int} of the time of its last record in
+ * {@value #STAMP_MILLIS} ms ticks of the index's clock ({@link #ageMillis}). No object per entry:
+ * about 27 bytes of heap per entry at the 0.75 fill the bound allows. A segment
  * never holds more than its share of {@code maxEntries}; inserting into a full segment first evicts
  * the least recently used of {@value #EVICTION_SAMPLES} sampled entries (Redis-style sampled LRU).
  * A block cached by more than {@value #HOLDERS} replicas keeps the most recent ones.
@@ -45,14 +46,13 @@ public final class PrefixIndex {
   private static final long HOLDER_MASK = 0xFFFL;
   private static final long HOLDERS_MASK = 0xFFFF_FFFF_FFFFL;
 
-  /** Resolution of an entry's last-record stamp, milliseconds: {@value} (16 bits wrap after 2.3 h). */
+  /** Resolution of an entry's last-record time, milliseconds: {@value}. */
   public static final long STAMP_MILLIS = 125;
-  /** Ages up to this are told apart from wrapped stamps: {@value} ms (half the stamp range). */
-  public static final long MAX_AGE_MILLIS = (1L << 15) * STAMP_MILLIS;
 
   private final Segment[] segments = new Segment[SEGMENTS];
   private final long maxEntries;
   private final LongSupplier millis;
+  private final long baseMillis;
 
   /**
    * Creates an index holding at most {@code maxEntries} blocks.
@@ -73,6 +73,7 @@ public final class PrefixIndex {
    */
   public PrefixIndex(long maxEntries, LongSupplier millis) {
     this.millis = java.util.Objects.requireNonNull(millis, "millis");
+    this.baseMillis = millis.getAsLong();
     if (maxEntries < MIN_ENTRIES || maxEntries > (long) SEGMENTS * (Integer.MAX_VALUE / 4)) {
       throw new IllegalArgumentException("maxEntries: " + maxEntries + " (expected: "
           + MIN_ENTRIES + ".." + (long) SEGMENTS * (Integer.MAX_VALUE / 4) + ")");
@@ -174,7 +175,7 @@ public final class PrefixIndex {
    */
   public void record(long[] hashes, int n, int ordinal, int knownDepth) {
     checkOrdinal(ordinal);
-    int stamp = stamp(millis.getAsLong());
+    int stamp = tick(millis.getAsLong());
     int known = Math.max(0, Math.min(knownDepth, n));
     for (int i = known; i < n; i++) {
       segmentFor(hashes[i]).add(hashes[i], ordinal + 1, stamp);
@@ -215,24 +216,28 @@ public final class PrefixIndex {
 
   /**
    * Milliseconds since the block was last recorded (by any holder), at {@value #STAMP_MILLIS} ms
-   * resolution, or {@code -1} if it is not indexed. Ages beyond {@link #MAX_AGE_MILLIS} wrap.
+   * resolution, or {@code -1} if it is not indexed.
    */
   public long ageMillis(long hash, long nowMillis) {
-    long meta = segmentFor(hash).meta(hash);
-    if (meta == 0) {
+    long recorded = segmentFor(hash).recordedTick(hash);
+    if (recorded == NOT_FOUND) {
       return -1;
     }
-    return ((stamp(nowMillis) - (int) (meta >>> 48)) & 0xFFFF) * STAMP_MILLIS;
+    return Math.max(0, tick(nowMillis) - recorded) * STAMP_MILLIS;
   }
 
-  private static int stamp(long nowMillis) {
-    return (int) (Math.floorDiv(nowMillis, STAMP_MILLIS) & 0xFFFF);
+  private static final long NOT_FOUND = Long.MIN_VALUE;
+
+  /** The clock in {@value #STAMP_MILLIS} ms ticks since the index was created (an int: 8 years). */
+  private int tick(long nowMillis) {
+    long t = Math.floorDiv(nowMillis - baseMillis, STAMP_MILLIS);
+    return (int) Math.max(0, Math.min(Integer.MAX_VALUE, t));
   }
 
   /** Adds replica {@code ordinal} as the most recent holder of one block (for exact cache events). */
   public void add(long hash, int ordinal) {
     checkOrdinal(ordinal);
-    segmentFor(hash).add(hash, ordinal + 1, stamp(millis.getAsLong()));
+    segmentFor(hash).add(hash, ordinal + 1, tick(millis.getAsLong()));
   }
 
   /** Removes replica {@code ordinal} from one block's holders; drops the block when none is left. */
@@ -329,14 +334,20 @@ public final class PrefixIndex {
   private static final class Segment {
     private final StampedLock lock = new StampedLock();
     private final long[] table; // [2i] = hash (0 = empty), [2i + 1] = stamp << 48 | holders
+    private final int[] recorded; // [i] = tick of the entry's last record
     private final int capacity;
     private final int maxSize;
+    private final int tickEvery;
     private volatile int size;
+    private int clock;
+    private int ops;
 
     Segment(int maxSize) {
       this.maxSize = maxSize;
       this.capacity = (int) Math.min(Integer.MAX_VALUE / 2, maxSize * 4L / 3 + 1);
       this.table = new long[2 * capacity];
+      this.recorded = new int[capacity];
+      this.tickEvery = Math.max(1, maxSize / 2048);
     }
 
     private int home(long hash) {
@@ -360,6 +371,26 @@ public final class PrefixIndex {
         }
       }
       return result;
+    }
+
+    /** The tick of the entry's last record, or {@link #NOT_FOUND}. */
+    long recordedTick(long hash) {
+      long stamp = lock.tryOptimisticRead();
+      long result = findRecorded(hash);
+      if (!lock.validate(stamp)) {
+        stamp = lock.readLock();
+        try {
+          result = findRecorded(hash);
+        } finally {
+          lock.unlockRead(stamp);
+        }
+      }
+      return result;
+    }
+
+    private long findRecorded(long hash) {
+      int i = indexOf(hash);
+      return i >= 0 ? recorded[i] : NOT_FOUND;
     }
 
     private long find(long hash) {
@@ -393,22 +424,28 @@ public final class PrefixIndex {
       return Integer.MIN_VALUE;
     }
 
-    void add(long hash, int slot, int clock) {
+    void add(long hash, int slot, int tick) {
       long stamp = lock.writeLock();
       try {
+        if (++ops >= tickEvery) {
+          ops = 0;
+          clock = (clock + 1) & 0xFFFF;
+        }
         int i = indexOf(hash);
         if (i >= 0) {
           long meta = table[2 * i + 1];
           table[2 * i + 1] = ((long) clock << 48) | withMostRecent(meta & HOLDERS_MASK, slot);
+          recorded[i] = tick;
           return;
         }
         if (size >= maxSize) {
-          evictNear(-1 - i, clock);
+          evictNear(-1 - i);
           i = indexOf(hash);
         }
         int free = -1 - i;
         table[2 * free] = hash;
         table[2 * free + 1] = ((long) clock << 48) | slot;
+        recorded[free] = tick;
         size++;
       } finally {
         lock.unlockWrite(stamp);
@@ -460,7 +497,7 @@ public final class PrefixIndex {
      * {@code slot} (where the new key goes): keys sit at hash-random places, so neighbours are as
      * random a sample as any, and they share the insert's cache lines.
      */
-    private void evictNear(int slot, int clock) {
+    private void evictNear(int slot) {
       int victim = -1;
       int oldest = -1;
       int seen = 0;
@@ -496,11 +533,13 @@ public final class PrefixIndex {
         if (movable) {
           table[2 * hole] = k;
           table[2 * hole + 1] = table[2 * i + 1];
+          recorded[hole] = recorded[i];
           hole = i;
         }
       }
       table[2 * hole] = 0;
       table[2 * hole + 1] = 0;
+      recorded[hole] = 0;
       size--;
     }
   }
