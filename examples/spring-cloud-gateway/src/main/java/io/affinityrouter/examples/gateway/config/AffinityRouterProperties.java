@@ -35,6 +35,10 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param repinSavingsMultiple the overload threshold's multiple of the prefill a session's cache
  *     saves (default 8)
  * @param repinSlack the overload threshold's slack (default 350 ms)
+ * @param affinityBudgetQuantile the quantile of recent best prefill times within which cache wins
+ *     outright (default 0.98; 0 turns the budget off)
+ * @param holderSavingsMultiple the extra queue a shared prefix's holder may add within the budget,
+ *     in multiples of the prefill it saves (default 4)
  * @param wakeThreshold the estimated queue at which a sleeping replica is asked to wake (default
  *     100 ms)
  * @param maxInFlightRequests the in-flight request limit per replica (default unlimited)
@@ -66,6 +70,8 @@ public record AffinityRouterProperties(
     @Nullable Double affinityCachedFraction,
     @Nullable Double repinSavingsMultiple,
     @Nullable Duration repinSlack,
+    @Nullable Double affinityBudgetQuantile,
+    @Nullable Double holderSavingsMultiple,
     @Nullable Duration wakeThreshold,
     @Nullable Integer maxInFlightRequests,
     @Nullable Long maxInFlightTokens,
@@ -106,7 +112,7 @@ public record AffinityRouterProperties(
 
   /**
    * Passes every router option that is set onto {@code builder}; options given in pairs to the
-   * builder (epsilon, repin threshold, ramp, Retry-After) take the builder's default for the half
+   * builder (epsilon, repin threshold, affinity budget, ramp, Retry-After) take the builder's default for the half
    * that is not set.
    *
    * @return {@code builder}
@@ -139,6 +145,11 @@ public record AffinityRouterProperties(
       builder.repinThreshold(
           or(repinSavingsMultiple, AffinityRouter.Builder.DEFAULT_REPIN_SAVINGS_MULTIPLE),
           or(repinSlack, AffinityRouter.Builder.DEFAULT_REPIN_SLACK));
+    }
+    if (affinityBudgetQuantile != null || holderSavingsMultiple != null) {
+      builder.affinityBudget(
+          or(affinityBudgetQuantile, AffinityRouter.Builder.DEFAULT_AFFINITY_BUDGET_QUANTILE),
+          or(holderSavingsMultiple, AffinityRouter.Builder.DEFAULT_HOLDER_SAVINGS_MULTIPLE));
     }
     if (maxInFlightRequests != null) {
       builder.maxInFlightRequests(maxInFlightRequests);

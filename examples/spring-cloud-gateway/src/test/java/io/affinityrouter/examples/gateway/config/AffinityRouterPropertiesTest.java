@@ -69,6 +69,18 @@ class AffinityRouterPropertiesTest {
   }
 
   @Test
+  void theAffinityBudgetBindsAndIsCheckedByTheBuilder() {
+    AffinityRouterProperties p = bind(Map.of("affinity-router.affinity-budget-quantile", "0.9"));
+    assertThat(p.affinityBudgetQuantile()).isEqualTo(0.9);
+    assertThat(p.holderSavingsMultiple()).isNull(); // the builder's default applies
+    p.applyTo(AffinityRouter.builder()).build().close();
+    AffinityRouterProperties bad = bind(Map.of("affinity-router.affinity-budget-quantile", "1"));
+    assertThatThrownBy(() -> bad.applyTo(AffinityRouter.builder()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("affinityBudgetQuantile: 1.0 (expected: >= 0 and < 1)");
+  }
+
+  @Test
   void badScrapeSettingsFailAtBinding() {
     assertThatThrownBy(() -> bind(Map.of("affinity-router.scrape.interval", "0s")))
         .isInstanceOf(BindException.class)
