@@ -17,6 +17,9 @@ import java.util.concurrent.locks.StampedLock;
  * {@link Lease} guarantees. Thread-safe.
  */
 public final class ReplicaState {
+  /** Decay time of {@link #writtenTokensPerSecond}, seconds: {@value}. */
+  public static final double WRITE_WINDOW_SECONDS = 60;
+
   private final String id;
   private final int ordinal;
   private final long idHash;
@@ -211,9 +214,6 @@ public final class ReplicaState {
       workLock.unlockWrite(stamp);
     }
   }
-
-  /** Decay time of {@link #writtenTokensPerSecond}, seconds: {@value}. */
-  public static final double WRITE_WINDOW_SECONDS = 60;
 
   private double decayedWritten(long nowMillis) {
     double dt = Math.max(0, nowMillis - writtenStampMillis) / 1000.0;

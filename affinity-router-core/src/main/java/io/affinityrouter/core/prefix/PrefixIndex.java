@@ -45,6 +45,7 @@ public final class PrefixIndex {
   private static final int SEGMENT_BITS = Integer.numberOfTrailingZeros(SEGMENTS);
   private static final long HOLDER_MASK = 0xFFFL;
   private static final long HOLDERS_MASK = 0xFFFF_FFFF_FFFFL;
+  private static final long NOT_FOUND = Long.MIN_VALUE;
 
   /** Resolution of an entry's last-record time, milliseconds: {@value}. */
   public static final long STAMP_MILLIS = 125;
@@ -175,17 +176,17 @@ public final class PrefixIndex {
    */
   public void record(long[] hashes, int n, int ordinal, int knownDepth) {
     checkOrdinal(ordinal);
-    int stamp = tick(millis.getAsLong());
+    int tick = tick(millis.getAsLong());
     int known = Math.max(0, Math.min(knownDepth, n));
     for (int i = known; i < n; i++) {
-      segmentFor(hashes[i]).add(hashes[i], ordinal + 1, stamp);
+      segmentFor(hashes[i]).add(hashes[i], ordinal + 1, tick);
     }
     if (known > 0) {
       int last = -1;
       for (int level = 0; last != 0; level++) {
         int p = ((known - 1) >>> level) << level;
         if (p != last) {
-          segmentFor(hashes[p]).add(hashes[p], ordinal + 1, stamp);
+          segmentFor(hashes[p]).add(hashes[p], ordinal + 1, tick);
           last = p;
         }
       }
@@ -225,8 +226,6 @@ public final class PrefixIndex {
     }
     return Math.max(0, tick(nowMillis) - recorded) * STAMP_MILLIS;
   }
-
-  private static final long NOT_FOUND = Long.MIN_VALUE;
 
   /** The clock in {@value #STAMP_MILLIS} ms ticks since the index was created (an int: 8 years). */
   private int tick(long nowMillis) {
@@ -355,11 +354,6 @@ public final class PrefixIndex {
     }
 
     long holders(long hash) {
-      return meta(hash) & HOLDERS_MASK;
-    }
-
-    /** The entry's stamp and holders word, or 0 if absent. */
-    long meta(long hash) {
       long stamp = lock.tryOptimisticRead();
       long result = find(hash);
       if (!lock.validate(stamp)) {
@@ -399,7 +393,7 @@ public final class PrefixIndex {
       for (int probes = 0; probes < capacity; probes++) {
         long k = t[2 * i];
         if (k == hash) {
-          return t[2 * i + 1];
+          return t[2 * i + 1] & HOLDERS_MASK;
         }
         if (k == 0) {
           return 0;
