@@ -313,6 +313,7 @@ final class DefaultRouter implements Router {
   private void score(Selection sel, Selection.Scratch s) {
     int count = index.match(sel.hashes, sel.blocks, s.depthByOrdinal, s.ordinals);
     long now = clock.millis();
+    double bestUsablePrefill = Double.POSITIVE_INFINITY;
     for (int i = 0; i < sel.size; i++) {
       byte st = sel.status[i];
       if (st != Selection.OK && st != Selection.DRAINING && st != Selection.AT_LIMIT) {
@@ -333,6 +334,9 @@ final class DefaultRouter implements Router {
           slowdown, now);
       long cached = sel.cachedTokens(i);
       sel.prefill[i] = costModel.prefillSeconds(sel.promptTokens - cached, cached, slowdown);
+      if (st != Selection.AT_LIMIT) {
+        bestUsablePrefill = Math.min(bestUsablePrefill, sel.prefill[i]);
+      }
       sel.plugin[i] = pluginSeconds(sel.request, r);
       sel.cost[i] = sel.queue[i] + recomputeWeight * sel.prefill[i] - sel.plugin[i];
       s.ramp[i] = picker.rampWeight(r.readySince().toEpochMilli(), now);
@@ -341,16 +345,8 @@ final class DefaultRouter implements Router {
     for (int j = 0; j < count; j++) {
       s.depthByOrdinal[s.ordinals[j]] = 0;
     }
-    if (bestPrefill != null) {
-      double best = Double.POSITIVE_INFINITY;
-      for (int i = 0; i < sel.size; i++) {
-        if (sel.usable(i)) {
-          best = Math.min(best, sel.prefill[i]);
-        }
-      }
-      if (best < Double.POSITIVE_INFINITY) {
-        bestPrefill.record(best);
-      }
+    if (bestPrefill != null && bestUsablePrefill < Double.POSITIVE_INFINITY) {
+      bestPrefill.record(bestUsablePrefill);
     }
   }
 

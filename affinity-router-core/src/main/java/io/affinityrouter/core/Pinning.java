@@ -135,15 +135,16 @@ final class Pinning {
     }
     long cached = assume ? Math.max(sel.cachedTokens(bound),
         (long) (r.affinityCachedFraction * sel.promptTokens)) : sel.cachedTokens(bound);
-    double boundPrefill = r.recomputeWeight
-        * r.costModel.prefillSeconds(sel.promptTokens - cached, cached, sel.slowdown[bound]);
+    double boundPrefillSeconds =
+        r.costModel.prefillSeconds(sel.promptTokens - cached, cached, sel.slowdown[bound]);
+    double boundPrefill = r.recomputeWeight * boundPrefillSeconds;
     double boundCost = sel.queue[bound] - sel.plugin[bound] + boundPrefill;
     int c = sel.candidate;
     double candidateCost = sel.cost[c];
     // What the session's cache is worth here: the prefill it saves against the candidate.
     double saved = Math.max(0, r.recomputeWeight * sel.prefill[c] - boundPrefill);
     // Within the affinity budget the session stays, whatever its cache saves.
-    double boundTtft = sel.queue[bound] + boundPrefill / r.recomputeWeight;
+    double boundTtft = sel.queue[bound] + boundPrefillSeconds;
     double budget = r.budgetSeconds();
     boolean withinBudget = budget > 0 && boundTtft <= budget;
     if (!withinBudget
