@@ -23,8 +23,12 @@ import java.util.function.LongSupplier;
  * cached on a replica, so are blocks {@code 0..i-1}. The holder set is therefore non-increasing along
  * the prompt, and {@link #match} finds every replica's depth by bisecting between positions whose
  * holder sets differ: {@code O(b log n)} probes for {@code b} distinct depths, not one per block.
- * Eviction may break the prefix property locally; matching then under- or over-estimates a depth
- * slightly, and the next {@link #record} repairs it.
+ * Bisection splits at the position with the most trailing zero bits, so below a holder's depth
+ * {@code d} it probes only {@code d - 1} rounded down to multiples of powers of two: the blocks
+ * {@link #record} refreshes each time it records the prompt, which outlive a long prompt's other
+ * blocks in the LRU. An evicted block in the middle of a live session's context therefore does not
+ * cut its match short. Eviction of a probed block may still break the prefix property locally;
+ * matching then under- or over-estimates a depth slightly, and the next {@link #record} repairs it.
  *
  * <h2>Threads</h2>
  * Thread-safe. Reads use a {@link StampedLock}'s optimistic mode and never block; writes lock one
@@ -139,7 +143,7 @@ public final class PrefixIndex {
       }
       return count;
     }
-    int mid = (lo + hi) >>> 1;
+    int mid = mostAligned(lo + 1, hi - 1);
     long atMid = holders(hashes[mid]);
     if (!sameSet(atLo, atMid)) {
       count = bisect(hashes, lo, mid, atLo, atMid, depthByOrdinal, ordinalsOut, count);
@@ -148,6 +152,23 @@ public final class PrefixIndex {
       count = bisect(hashes, mid, hi, atMid, atHi, depthByOrdinal, ordinalsOut, count);
     }
     return count;
+  }
+
+  /**
+   * The position in {@code [x, y]} with the most trailing zero bits ({@code 0 < x <= y}). Bisecting
+   * at such positions probes, below a holder's depth {@code d}, only {@code d - 1} rounded down to
+   * multiples of powers of two: the blocks {@link #record} refreshes, which outlive the others in the
+   * LRU, so an evicted block in the middle of a long prefix does not cut the match short.
+   */
+  static int mostAligned(int x, int y) {
+    if (x == y) {
+      return x;
+    }
+    int high = 31 - Integer.numberOfLeadingZeros(x ^ y);
+    if ((x & ((2 << high) - 1)) == 0) {
+      return x;
+    }
+    return y & -(1 << high);
   }
 
   private static int emit(int ordinal, int depth, int[] depthByOrdinal, int[] ordinalsOut,

@@ -107,6 +107,44 @@ class PrefixIndexTest {
   }
 
   @Test
+  void aLongPrefixWithEvictedMiddleBlocksStillMatchesInFull() {
+    PrefixIndex index = new PrefixIndex(1 << 14);
+    long[] turn = chain(11, 1200);
+    index.record(turn, 1000, 0, 0);
+    // The index evicted every block of the first 1000 except the ones each record refreshes
+    // (999 rounded down to multiples of 1, 2, 4, ...): its LRU keeps those, not the rest.
+    java.util.Set<Integer> sample = new java.util.HashSet<>();
+    for (int level = 0; level < 11; level++) {
+      sample.add((999 >>> level) << level);
+    }
+    for (int p = 0; p < 1000; p++) {
+      if (!sample.contains(p)) {
+        index.remove(turn[p], 0);
+      }
+    }
+    // The session's next turn extends the prompt: bisecting at aligned positions probes only the
+    // surviving blocks, so the whole 1000-block context is found (a midpoint at 599 would cut it).
+    assertThat(match(index, turn, 1200)).isEqualTo(1);
+    assertThat(depth[0]).isEqualTo(1000);
+  }
+
+  @Test
+  void mostAlignedIsThePositionWithTheMostTrailingZeros() {
+    for (int x = 1; x <= 300; x++) {
+      for (int y = x; y <= 300; y++) {
+        int best = x;
+        for (int v = x; v <= y; v++) {
+          if (Integer.numberOfTrailingZeros(v) > Integer.numberOfTrailingZeros(best)) {
+            best = v;
+          }
+        }
+        assertThat(PrefixIndex.mostAligned(x, y)).as("[%d, %d]", x, y).isEqualTo(best);
+      }
+    }
+    assertThat(PrefixIndex.mostAligned(1, Integer.MAX_VALUE - 1)).isEqualTo(1 << 30);
+  }
+
+  @Test
   void aBlockKeepsItsFourMostRecentHolders() {
     PrefixIndex index = new PrefixIndex(4096);
     long[] p = chain(5, 10);
