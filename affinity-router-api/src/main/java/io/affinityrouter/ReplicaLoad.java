@@ -25,6 +25,7 @@ public final class ReplicaLoad {
   private final OptionalDouble kvUsage;
   private final long kvCapacityTokens;
   private final double outputTokensPerSecond;
+  private final long kvWrittenTokens;
 
   private ReplicaLoad(Builder b) {
     this.runningRequests = b.runningRequests;
@@ -32,6 +33,7 @@ public final class ReplicaLoad {
     this.kvUsage = Double.isNaN(b.kvUsage) ? NO_KV_USAGE : OptionalDouble.of(b.kvUsage);
     this.kvCapacityTokens = b.kvCapacityTokens;
     this.outputTokensPerSecond = b.outputTokensPerSecond;
+    this.kvWrittenTokens = b.kvWrittenTokens;
   }
 
   /** Returns a builder with every figure unknown. */
@@ -80,6 +82,18 @@ public final class ReplicaLoad {
     return outputTokensPerSecond;
   }
 
+  /**
+   * Tokens the engine has written to its KV cache since it started, or {@code -1} when not
+   * reported: the prompt tokens it prefilled (those its prefix cache did not serve) plus the tokens
+   * it generated. A counter: vLLM's {@code prefix_cache_queries_total - prefix_cache_hits_total +
+   * generation_tokens_total}. Its rate is how fast the engine's cache turns over, so the router can
+   * tell how long a prefix it sent there stays cached, counting every gateway's traffic, not only
+   * its own. A counter lower than the one seen before means the engine restarted.
+   */
+  public long kvWrittenTokens() {
+    return kvWrittenTokens;
+  }
+
   /** Returns a builder initialised with this snapshot's figures. */
   public Builder toBuilder() {
     Builder b = new Builder()
@@ -87,6 +101,7 @@ public final class ReplicaLoad {
         .waitingRequests(waitingRequests)
         .kvCapacityTokens(kvCapacityTokens)
         .outputTokensPerSecond(outputTokensPerSecond);
+    b.kvWrittenTokens = kvWrittenTokens;
     kvUsage.ifPresent(b::kvUsage);
     return b;
   }
@@ -104,13 +119,14 @@ public final class ReplicaLoad {
         && waitingRequests == that.waitingRequests
         && kvCapacityTokens == that.kvCapacityTokens
         && Double.compare(outputTokensPerSecond, that.outputTokensPerSecond) == 0
+        && kvWrittenTokens == that.kvWrittenTokens
         && kvUsage.equals(that.kvUsage);
   }
 
   @Override
   public int hashCode() {
     return Objects.hash(runningRequests, waitingRequests, kvUsage, kvCapacityTokens,
-        outputTokensPerSecond);
+        outputTokensPerSecond, kvWrittenTokens);
   }
 
   @Override
@@ -118,7 +134,8 @@ public final class ReplicaLoad {
     return "ReplicaLoad{running=" + runningRequests + ", waiting=" + waitingRequests
         + ", kvUsage=" + (kvUsage.isPresent() ? kvUsage.getAsDouble() : "?")
         + ", kvCapacityTokens=" + kvCapacityTokens
-        + ", outputTokensPerSecond=" + outputTokensPerSecond + '}';
+        + ", outputTokensPerSecond=" + outputTokensPerSecond
+        + (kvWrittenTokens >= 0 ? ", kvWrittenTokens=" + kvWrittenTokens : "") + '}';
   }
 
   /** Builds a {@link ReplicaLoad}. Not thread-safe. */
@@ -128,6 +145,7 @@ public final class ReplicaLoad {
     private double kvUsage = Double.NaN;
     private long kvCapacityTokens;
     private double outputTokensPerSecond;
+    private long kvWrittenTokens = -1;
 
     private Builder() {}
 
@@ -159,6 +177,12 @@ public final class ReplicaLoad {
     public Builder outputTokensPerSecond(double outputTokensPerSecond) {
       this.outputTokensPerSecond =
           Checks.nonNegativeFinite(outputTokensPerSecond, "outputTokensPerSecond");
+      return this;
+    }
+
+    /** Sets the tokens written to the KV cache so far (a counter); must be {@code >= 0}. */
+    public Builder kvWrittenTokens(long kvWrittenTokens) {
+      this.kvWrittenTokens = Checks.nonNegative(kvWrittenTokens, "kvWrittenTokens");
       return this;
     }
 

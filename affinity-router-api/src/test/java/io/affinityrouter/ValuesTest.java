@@ -12,7 +12,8 @@ class ValuesTest {
   void replicaRoundTripsThroughItsBuilder() {
     Replica r = Replica.builder("a").address("http://a:8000").model("m", ModelState.SLEEPING)
         .health(ReplicaHealth.DRAINING).readySince(Instant.ofEpochSecond(5))
-        .load(ReplicaLoad.builder().runningRequests(3).kvUsage(0.5).kvCapacityTokens(1000).build())
+        .load(ReplicaLoad.builder().runningRequests(3).kvUsage(0.5).kvCapacityTokens(1000)
+            .kvWrittenTokens(12_345).build())
         .maxInFlightRequests(7).maxInFlightTokens(9000).build();
     assertThat(r.toBuilder().build()).isEqualTo(r).hasSameHashCodeAs(r);
     assertThat(r.modelState("m")).contains(ModelState.SLEEPING);
@@ -20,6 +21,12 @@ class ValuesTest {
     assertThat(Replica.of("b").modelState("anything")).contains(ModelState.ACTIVE);
     assertThat(r.load().kvFreeTokens()).isEqualTo(500);
     assertThat(ReplicaLoad.UNKNOWN.kvFreeTokens()).isEqualTo(-1);
+    assertThat(r.load().kvWrittenTokens()).isEqualTo(12_345);
+    assertThat(ReplicaLoad.UNKNOWN.kvWrittenTokens()).isEqualTo(-1);
+    assertThat(r.load()).isNotEqualTo(r.load().toBuilder().kvWrittenTokens(1).build());
+    assertThatThrownBy(() -> ReplicaLoad.builder().kvWrittenTokens(-1))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("kvWrittenTokens: -1 (expected: >= 0)");
     assertThat(r.withHealth(ReplicaHealth.HEALTHY).health()).isEqualTo(ReplicaHealth.HEALTHY);
   }
 

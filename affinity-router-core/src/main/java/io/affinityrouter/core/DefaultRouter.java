@@ -324,6 +324,7 @@ final class DefaultRouter implements Router {
       int ord = state.ordinal();
       sel.matched[i] = ord >= 0 ? s.depthByOrdinal[ord] : 0;
       ReplicaLoad load = r.load();
+      state.observeEngineWritten(load.kvWrittenTokens(), now);
       if (sel.matched[i] > 0 && !state.hasCacheEvents()) {
         sel.matched[i] = residentDepth(sel.hashes, sel.matched[i], load, state, now);
       }
@@ -353,14 +354,17 @@ final class DefaultRouter implements Router {
   /**
    * How much of a matched prefix the replica probably still holds. Its KV cache evicts the least
    * recently used blocks, so a block this router last sent there longer ago than the cache takes to
-   * turn over (free capacity over the rate this router writes to it) is taken as gone
-   * ({@link PrefixIndex#freshDepth}). The estimate is optimistic: cache hits refresh blocks without
-   * writing, and other gateways write too; KV events, when they reach the router, replace it.
+   * turn over (free capacity over the rate the cache is written) is taken as gone
+   * ({@link PrefixIndex#freshDepth}). The rate is the engine's own when its load carries a write
+   * counter ({@link ReplicaLoad#kvWrittenTokens()}: every gateway's traffic, and only what the
+   * prefix cache did not serve), else what this router sends there. The estimate is optimistic:
+   * cache hits refresh blocks without writing; KV events, when they reach the router, replace it.
    */
   private int residentDepth(long[] hashes, int depth, ReplicaLoad load, ReplicaState state,
       long now) {
     long capacity = load.kvCapacityTokens();
-    double rate = state.writtenTokensPerSecond(now);
+    double engineRate = state.engineWrittenTokensPerSecond(now);
+    double rate = engineRate > 0 ? engineRate : state.writtenTokensPerSecond(now);
     if (capacity <= 0 || !(rate > 0)) {
       return depth;
     }

@@ -132,6 +132,37 @@ class AffinityBudgetTest {
   }
 
   @Test
+  void theEnginesWriteCounterSetsTheTurnoverCountingOtherGatewaysTraffic() {
+    Router router = router(0);
+    ReplicaLoad.Builder load = ReplicaLoad.builder().kvCapacityTokens(1_000_000);
+    int[] prompt = tokens(1, 8192);
+    // This router alone wrote 8k tokens: by its own count the 1M-token cache would last for ever.
+    router.select(anonymous(prompt), List.of(Replica.of("x").withLoad(load.kvWrittenTokens(5_000_000)
+        .build()))).lease().complete(100);
+    // The engine's counter says 2M tokens were written in the next 20 s (other gateways): the cache
+    // turns over in about 10 s, so the prompt this router sent 20 s ago is gone.
+    for (int s = 1; s <= 20; s++) {
+      clock.advance(Duration.ofSeconds(1));
+      Replica x = Replica.of("x").withLoad(load.kvWrittenTokens(5_000_000 + s * 100_000L).build());
+      router.select(anonymous(tokens(1000 + s, 16)), List.of(x)).lease().complete(1);
+    }
+    Replica x = Replica.of("x").withLoad(load.kvWrittenTokens(7_000_000).build());
+    assertThat(router.select(anonymous(prompt), List.of(x)).matchedBlocks()).isZero();
+
+    // A quiet engine (the counter barely moves) keeps what it was sent.
+    Router quiet = router(0);
+    quiet.select(anonymous(prompt), List.of(Replica.of("x").withLoad(load.kvWrittenTokens(100)
+        .build()))).lease().complete(100);
+    for (int s = 1; s <= 20; s++) {
+      clock.advance(Duration.ofSeconds(1));
+      Replica y = Replica.of("x").withLoad(load.kvWrittenTokens(8_400 + s * 100L).build());
+      quiet.select(anonymous(tokens(1000 + s, 16)), List.of(y)).lease().complete(1);
+    }
+    Replica y = Replica.of("x").withLoad(load.kvWrittenTokens(10_400).build());
+    assertThat(quiet.select(anonymous(prompt), List.of(y)).matchedBlocks()).isEqualTo(8192 / 16);
+  }
+
+  @Test
   void withoutAKnownCapacityNothingIsAged() {
     Router router = router(0);
     List<Replica> only = List.of(Replica.of("x"));

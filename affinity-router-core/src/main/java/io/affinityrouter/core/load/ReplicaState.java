@@ -35,6 +35,10 @@ public final class ReplicaState {
   private double written; // tokens sent to be written to the KV cache, decayed; under workLock
   private long writtenStampMillis;
   private volatile boolean cacheEvents;
+  private volatile long engineCounter = -1; // the engine's kvWrittenTokens last seen
+  private double engineWritten; // the counter's increments, decayed; under workLock
+  private long engineStampMillis;
+  private long engineSinceMillis; // when the counter was first seen (or seen to restart)
 
   ReplicaState(String id, int ordinal, double decodeRatePrior) {
     this.id = id;
@@ -237,6 +241,73 @@ public final class ReplicaState {
       }
     }
     return w / WRITE_WINDOW_SECONDS;
+  }
+
+  /**
+   * Feeds the engine's count of tokens written to its KV cache ({@code ReplicaLoad#kvWrittenTokens},
+   * {@code -1}: not reported). Called on every decision with the replica's current snapshot; only a
+   * changed counter takes the lock. A counter below half the last one is an engine restart: counting
+   * starts again from it; a slightly lower one is an older snapshot (decisions on other threads may
+   * still hold the previous scrape) and is ignored.
+   */
+  public void observeEngineWritten(long counter, long nowMillis) {
+    long last = engineCounter;
+    if (counter < 0 || counter == last || counter < last && counter >= last / 2) {
+      return;
+    }
+    long stamp = workLock.writeLock();
+    try {
+      last = engineCounter;
+      if (counter == last || counter < last && counter >= last / 2) {
+        return;
+      }
+      if (last < 0 || counter < last) {
+        engineWritten = 0;
+        engineSinceMillis = nowMillis;
+      } else {
+        engineWritten = decayedEngineWritten(nowMillis) + (counter - last);
+      }
+      engineStampMillis = Math.max(engineStampMillis, nowMillis);
+      engineCounter = counter;
+    } finally {
+      workLock.unlockWrite(stamp);
+    }
+  }
+
+  private double decayedEngineWritten(long nowMillis) {
+    double dt = Math.max(0, nowMillis - engineStampMillis) / 1000.0;
+    return engineWritten * Math.exp(-dt / WRITE_WINDOW_SECONDS);
+  }
+
+  /**
+   * Tokens per second the engine writes to its KV cache by its own counter (every gateway's
+   * traffic), with exponential decay over {@value #WRITE_WINDOW_SECONDS} s and corrected for the
+   * time since the counter was first seen; {@code -1} until the counter has been seen to move.
+   */
+  public double engineWrittenTokensPerSecond(long nowMillis) {
+    if (engineCounter < 0) {
+      return -1;
+    }
+    long stamp = workLock.tryOptimisticRead();
+    double rate = engineRate(nowMillis);
+    if (!workLock.validate(stamp)) {
+      stamp = workLock.readLock();
+      try {
+        rate = engineRate(nowMillis);
+      } finally {
+        workLock.unlockRead(stamp);
+      }
+    }
+    return rate;
+  }
+
+  private double engineRate(long nowMillis) {
+    double elapsed = Math.max(0, nowMillis - engineSinceMillis) / 1000.0;
+    if (!(engineWritten > 0) || elapsed <= 0) {
+      return -1;
+    }
+    double seen = 1 - Math.exp(-elapsed / WRITE_WINDOW_SECONDS);
+    return decayedEngineWritten(nowMillis) / (WRITE_WINDOW_SECONDS * seen);
   }
 
   /** Notes that the replica's KV cache events reach the router: its prefix index entries are exact. */

@@ -273,13 +273,21 @@ final class EngineMetricsMapper {
       if (pageSize != null) {
         blockSize = (int) Math.min(pageSize[2], Integer.MAX_VALUE);
       }
+      OptionalDouble queries = finite(preferred(sum(Field.PREFIX_QUERIES),
+          sum(Field.PREFIX_QUERIES_V0)));
+      OptionalDouble hits = finite(preferred(sum(Field.PREFIX_HITS), sum(Field.PREFIX_HITS_V0)));
+      OptionalDouble generated = finite(sum(Field.GENERATION_TOKENS));
+      if (queries.isPresent() && hits.isPresent() && generated.isPresent()) {
+        // Prompt tokens the prefix cache did not serve were computed and written, as was every
+        // generated token: the cache's turnover (vLLM; SGLang has no such counter pair).
+        double written = Math.max(0, queries.getAsDouble() - hits.getAsDouble())
+            + generated.getAsDouble();
+        load.kvWrittenTokens((long) Math.min(written, Long.MAX_VALUE));
+      }
       return new ModelMetrics(name, load.build(), rate.isPresent(),
           sleeping ? ModelState.SLEEPING : ModelState.ACTIVE,
           blockSize == Integer.MAX_VALUE ? OptionalInt.empty() : OptionalInt.of(blockSize),
-          finite(preferred(sum(Field.PREFIX_QUERIES), sum(Field.PREFIX_QUERIES_V0))),
-          finite(preferred(sum(Field.PREFIX_HITS), sum(Field.PREFIX_HITS_V0))),
-          mean(Field.HIT_RATE), finite(sum(Field.GENERATION_TOKENS)),
-          finite(sum(Field.PROMPT_TOKENS)));
+          queries, hits, mean(Field.HIT_RATE), generated, finite(sum(Field.PROMPT_TOKENS)));
     }
 
     /** A sum as an int, saturated at {@link Integer#MAX_VALUE} (an anomaly). */

@@ -153,6 +153,8 @@ class EngineMetricsTest {
     assertThat(model.generationTokens()).hasValue(150.0);
     assertThat(model.prefixCacheQueries()).hasValue(64.0);
     assertThat(model.prefixCacheHits()).hasValue(32.0);
+    // Tokens written to the KV cache: the 64 - 32 prompt tokens not served from it, and 150 output.
+    assertThat(model.load().kvWrittenTokens()).isEqualTo(182);
     assertThat(model.kvBlockSize()).hasValue(16);
     assertThat(m.anomalies()).isZero();
   }

@@ -396,6 +396,7 @@ public final class Simulation implements ReplicaEngine.Listener {
         load = ReplicaLoad.builder().runningRequests(e.runningCount())
             .waitingRequests(e.waitingCount()).kvUsage(e.kvUsage())
             .kvCapacityTokens(config.engine().kvCapacityTokens())
+            .kvWrittenTokens(e.prefilledTokens() + generated)
             .outputTokensPerSecond((generated - generatedAtLastScrape[i]) / seconds).build();
       }
       if (scraped) {
