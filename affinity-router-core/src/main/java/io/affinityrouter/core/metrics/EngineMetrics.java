@@ -36,6 +36,8 @@ import java.util.Set;
  *       <td>{@code cache_hit_rate}</td></tr>
  *   <tr><td>token counters</td><td colspan="2">{@code generation_tokens_total},
  *       {@code prompt_tokens_total}</td></tr>
+ *   <tr><td>KV written ({@link ReplicaLoad#kvWrittenTokens()})</td><td>prefix-cache queries −
+ *       hits + {@code generation_tokens_total}</td><td>—</td></tr>
  *   <tr><td>state</td><td>{@code engine_sleep_state}</td><td>—</td></tr>
  *   <tr><td>LoRA adapters</td><td>{@code lora_requests_info}</td><td>—</td></tr>
  * </table>
