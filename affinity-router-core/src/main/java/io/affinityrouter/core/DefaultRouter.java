@@ -370,7 +370,8 @@ final class DefaultRouter implements Router {
     }
     double free = Math.max(0, capacity - (double) state.inFlightTokens());
     double lifetimeMillis = free / rate * 1000;
-    return index.freshDepth(hashes, depth, (long) Math.min(lifetimeMillis, Long.MAX_VALUE), now);
+    return index.freshDepth(hashes, depth, (long) Math.min(lifetimeMillis, Long.MAX_VALUE), now,
+        state.ordinal());
   }
 
   /** The affinity budget, seconds: within it cache wins outright (0: none yet, or turned off). */

@@ -11,9 +11,12 @@ import java.util.function.LongSupplier;
  * Entries live in {@value #SEGMENTS} segments (picked by a hash's top bits), each an open-addressing
  * table of two {@code long}s per slot: the block hash, and a word holding up to {@value #HOLDERS}
  * replica ordinals (12 bits each, most recently used last) plus a 16-bit coarse access stamp (an
- * operation count, for the LRU), and beside it an {@code int} of the time of its last record in
- * {@value #STAMP_MILLIS} ms ticks of the index's clock ({@link #ageMillis}). No object per entry:
- * about 27 bytes of heap per entry at the 0.75 fill the bound allows. A segment
+ * operation count, for the LRU); beside it an {@code int} of the time of its last record in
+ * {@value #STAMP_MILLIS} ms ticks of the index's clock, and a {@code long} of each holder's last
+ * record, 16 bits of seconds each, read relative to that time ({@link #ageMillis(long, int,
+ * long)}). A holder whose last record is more than {@value #MAX_HOLDER_LAG_SECONDS} s older than
+ * the block's newest one is dropped. No object per entry: about 37 bytes of heap per entry at the
+ * 0.75 fill the bound allows. A segment
  * never holds more than its share of {@code maxEntries}; inserting into a full segment first evicts
  * the least recently used of {@value #EVICTION_SAMPLES} sampled entries (Redis-style sampled LRU).
  * A block cached by more than {@value #HOLDERS} replicas keeps the most recent ones.
@@ -53,6 +56,11 @@ public final class PrefixIndex {
 
   /** Resolution of an entry's last-record time, milliseconds: {@value}. */
   public static final long STAMP_MILLIS = 125;
+  /** Ticks per second of a holder's own last-record time: {@value}. */
+  private static final int TICKS_PER_SECOND = (int) (1000 / STAMP_MILLIS);
+  /** The most a holder's last record may lag the block's newest one, seconds: {@value}. */
+  static final int MAX_HOLDER_LAG_SECONDS = 0xFFFF;
+  private static final long SECONDS_MASK = 0xFFFFL;
 
   private final Segment[] segments = new Segment[SEGMENTS];
   private final long maxEntries;
@@ -215,18 +223,23 @@ public final class PrefixIndex {
   }
 
   /**
-   * The depth of the part of {@code hashes[0..depth)} recorded within {@code maxAgeMillis}: the
-   * deepest of the blocks {@link #record} refreshes ({@code depth - 1} rounded down to multiples of
-   * 1, 2, 4, ...) whose last record is that recent, plus one; 0 if none is. Recording a prompt
-   * refreshes its whole prefix in a real prefix cache, so a recent block vouches for the blocks
-   * before it. Costs {@code O(log depth)} probes.
+   * The depth of the part of {@code hashes[0..depth)} that replica {@code ordinal} was recorded as
+   * holding within {@code maxAgeMillis}: the deepest of the blocks {@link #record} refreshes
+   * ({@code depth - 1} rounded down to multiples of 1, 2, 4, ...) whose last record <em>for that
+   * replica</em> is that recent, plus one; 0 if none is. Recording a prompt refreshes its whole
+   * prefix in a real prefix cache, so a recent block vouches for the blocks before it; another
+   * replica's record of the same blocks says nothing about this one's copy. Costs
+   * {@code O(log depth)} probes.
+   *
+   * @throws IllegalArgumentException if {@code ordinal} is out of range
    */
-  public int freshDepth(long[] hashes, int depth, long maxAgeMillis, long nowMillis) {
+  public int freshDepth(long[] hashes, int depth, long maxAgeMillis, long nowMillis, int ordinal) {
+    checkOrdinal(ordinal);
     int last = -1;
     for (int level = 0; depth > 0 && last != 0; level++) {
       int p = ((depth - 1) >>> level) << level;
       if (p != last) {
-        long age = ageMillis(hashes[p], nowMillis);
+        long age = ageMillis(hashes[p], ordinal, nowMillis);
         if (age >= 0 && age <= maxAgeMillis) {
           return p + 1;
         }
@@ -242,6 +255,22 @@ public final class PrefixIndex {
    */
   public long ageMillis(long hash, long nowMillis) {
     long recorded = segmentFor(hash).recordedTick(hash);
+    if (recorded == NOT_FOUND) {
+      return -1;
+    }
+    return Math.max(0, tick(nowMillis) - recorded) * STAMP_MILLIS;
+  }
+
+  /**
+   * Milliseconds since replica {@code ordinal} was last recorded as holding the block, or {@code -1}
+   * if the block is not indexed or that replica is not among its holders. The most recent holder's
+   * age has {@value #STAMP_MILLIS} ms resolution, the others' one second.
+   *
+   * @throws IllegalArgumentException if {@code ordinal} is out of range
+   */
+  public long ageMillis(long hash, int ordinal, long nowMillis) {
+    checkOrdinal(ordinal);
+    long recorded = segmentFor(hash).holderTick(hash, ordinal + 1);
     if (recorded == NOT_FOUND) {
       return -1;
     }
@@ -325,6 +354,15 @@ public final class PrefixIndex {
     return na == nb;
   }
 
+  /**
+   * The absolute second a holder's 16-bit time stands for: the latest second at or before the
+   * entry's newest record ({@code recordedTick}) with those low bits.
+   */
+  static long holderSecond(int recordedTick, long bits) {
+    long newest = recordedTick / TICKS_PER_SECOND;
+    return newest - ((newest - (bits & SECONDS_MASK)) & SECONDS_MASK);
+  }
+
   /** Holders word with {@code slot} moved (or added) to the most-recent end. */
   static long withMostRecent(long holders, int slot) {
     long kept = without(holders, slot);
@@ -355,6 +393,7 @@ public final class PrefixIndex {
     private final StampedLock lock = new StampedLock();
     private final long[] table; // [2i] = hash (0 = empty), [2i + 1] = stamp << 48 | holders
     private final int[] recorded; // [i] = tick of the entry's last record
+    private final long[] holderSeconds; // [i] = 16 bits per holder position: its last record, s
     private final int capacity;
     private final int maxSize;
     private final int tickEvery;
@@ -367,6 +406,7 @@ public final class PrefixIndex {
       this.capacity = (int) Math.min(Integer.MAX_VALUE / 2, maxSize * 4L / 3 + 1);
       this.table = new long[2 * capacity];
       this.recorded = new int[capacity];
+      this.holderSeconds = new long[capacity];
       this.tickEvery = Math.max(1, maxSize / 2048);
     }
 
@@ -401,6 +441,41 @@ public final class PrefixIndex {
         }
       }
       return result;
+    }
+
+    /** The tick of {@code slot}'s last record of the entry, or {@link #NOT_FOUND}. */
+    long holderTick(long hash, int slot) {
+      long stamp = lock.tryOptimisticRead();
+      long result = findHolderTick(hash, slot);
+      if (!lock.validate(stamp)) {
+        stamp = lock.readLock();
+        try {
+          result = findHolderTick(hash, slot);
+        } finally {
+          lock.unlockRead(stamp);
+        }
+      }
+      return result;
+    }
+
+    private long findHolderTick(long hash, int slot) {
+      int i = indexOf(hash);
+      if (i < 0) {
+        return NOT_FOUND;
+      }
+      long holders = table[2 * i + 1] & HOLDERS_MASK;
+      long times = holderSeconds[i];
+      int position = 0;
+      for (long h = holders; h != 0; h >>>= 12, position++) {
+        if ((h & HOLDER_MASK) == slot) {
+          if ((h >>> 12) == 0) {
+            return recorded[i]; // the most recent holder: the entry's own time
+          }
+          long second = holderSecond(recorded[i], times >>> (16 * position));
+          return Math.min(recorded[i], second * TICKS_PER_SECOND);
+        }
+      }
+      return NOT_FOUND;
     }
 
     private long findRecorded(long hash) {
@@ -448,9 +523,7 @@ public final class PrefixIndex {
         }
         int i = indexOf(hash);
         if (i >= 0) {
-          long meta = table[2 * i + 1];
-          table[2 * i + 1] = ((long) clock << 48) | withMostRecent(meta & HOLDERS_MASK, slot);
-          recorded[i] = tick;
+          recordHolder(i, slot, tick);
           return;
         }
         if (size >= maxSize) {
@@ -461,10 +534,78 @@ public final class PrefixIndex {
         table[2 * free] = hash;
         table[2 * free + 1] = ((long) clock << 48) | slot;
         recorded[free] = tick;
+        holderSeconds[free] = (tick / TICKS_PER_SECOND) & SECONDS_MASK;
         size++;
       } finally {
         lock.unlockWrite(stamp);
       }
+    }
+
+    /**
+     * Makes {@code slot} the most recent holder of entry {@code i}, recorded at {@code tick}: the
+     * other holders keep their order and their own times; one that lags by more than
+     * {@value #MAX_HOLDER_LAG_SECONDS} s (which 16 bits cannot tell from a recent one) is dropped,
+     * as is the least recent of a full set.
+     */
+    private void recordHolder(int i, int slot, int tick) {
+      long holders = table[2 * i + 1] & HOLDERS_MASK;
+      long times = holderSeconds[i];
+      int newest = Math.max(recorded[i], tick);
+      long second = newest / TICKS_PER_SECOND;
+      long keptHolders = 0;
+      long keptTimes = 0;
+      int kept = 0;
+      int position = 0;
+      for (long h = holders; h != 0; h >>>= 12, position++) {
+        long s = h & HOLDER_MASK;
+        if (s == slot) {
+          continue;
+        }
+        long own = (h >>> 12) == 0 ? recorded[i] / TICKS_PER_SECOND
+            : holderSecond(recorded[i], times >>> (16 * position));
+        if (second - own >= MAX_HOLDER_LAG_SECONDS) {
+          continue;
+        }
+        keptHolders |= s << (12 * kept);
+        keptTimes |= (own & SECONDS_MASK) << (16 * kept);
+        kept++;
+      }
+      if (kept == HOLDERS) {
+        keptHolders >>>= 12;
+        keptTimes >>>= 16;
+        kept--;
+      }
+      long own = tick / TICKS_PER_SECOND;
+      table[2 * i + 1] = ((long) clock << 48) | keptHolders | ((long) slot << (12 * kept));
+      holderSeconds[i] = keptTimes | ((own & SECONDS_MASK) << (16 * kept));
+      recorded[i] = newest;
+    }
+
+    /** Entry {@code i}'s holders and their times without the holder at {@code position}. */
+    private void dropPosition(int i, long meta, int position) {
+      long holders = meta & HOLDERS_MASK;
+      long times = holderSeconds[i];
+      long lowHolders = holders & ((1L << (12 * position)) - 1);
+      long lowTimes = position == 0 ? 0 : times & ((1L << (16 * position)) - 1);
+      long highHolders = holders >>> (12 * (position + 1));
+      long highTimes = position + 1 >= HOLDERS ? 0 : times >>> (16 * (position + 1));
+      table[2 * i + 1] = (meta & ~HOLDERS_MASK) | lowHolders | (highHolders << (12 * position));
+      holderSeconds[i] = lowTimes | (highTimes << (16 * position));
+      if (highHolders == 0 && position > 0) {
+        // The new most recent holder's own time becomes the entry's time.
+        long second = holderSecond(recorded[i], times >>> (16 * (position - 1)));
+        recorded[i] = (int) Math.min(recorded[i], second * TICKS_PER_SECOND);
+      }
+    }
+
+    private static int positionOf(long holders, int slot) {
+      int position = 0;
+      for (long h = holders; h != 0; h >>>= 12, position++) {
+        if ((h & HOLDER_MASK) == slot) {
+          return position;
+        }
+      }
+      return -1;
     }
 
     void remove(long hash, int slot) {
@@ -479,7 +620,10 @@ public final class PrefixIndex {
         if (left == 0) {
           delete(i);
         } else {
-          table[2 * i + 1] = (meta & ~HOLDERS_MASK) | left;
+          int position = positionOf(meta & HOLDERS_MASK, slot);
+          if (position >= 0) {
+            dropPosition(i, meta, position);
+          }
         }
       } finally {
         lock.unlockWrite(stamp);
@@ -498,7 +642,10 @@ public final class PrefixIndex {
               delete(i); // shifts a later entry into i: look at i again
               continue;
             }
-            table[2 * i + 1] = (meta & ~HOLDERS_MASK) | left;
+            int position = positionOf(meta & HOLDERS_MASK, slot);
+            if (position >= 0) {
+              dropPosition(i, meta, position);
+            }
           }
           i++;
         }
@@ -549,12 +696,14 @@ public final class PrefixIndex {
           table[2 * hole] = k;
           table[2 * hole + 1] = table[2 * i + 1];
           recorded[hole] = recorded[i];
+          holderSeconds[hole] = holderSeconds[i];
           hole = i;
         }
       }
       table[2 * hole] = 0;
       table[2 * hole + 1] = 0;
       recorded[hole] = 0;
+      holderSeconds[hole] = 0;
       size--;
     }
   }

@@ -97,13 +97,13 @@ class PrefixIndexTest {
     long[] longer = chain(9, 1000);
     index.record(longer, 1000, 0, 0);
     now[0] += 60_000;
-    assertThat(index.freshDepth(longer, 1000, 30_000, now[0])).isZero(); // all of it is old
+    assertThat(index.freshDepth(longer, 1000, 30_000, now[0], 0)).isZero(); // all of it is old
     // A prompt sharing its first 700 blocks is routed there again: the engine touched those.
     index.record(longer, 700, 0, 700);
-    int fresh = index.freshDepth(longer, 1000, 30_000, now[0]);
+    int fresh = index.freshDepth(longer, 1000, 30_000, now[0], 0);
     assertThat(fresh).isBetween(350, 700); // within a factor of two, never beyond what was used
-    assertThat(index.freshDepth(longer, 1000, 90_000, now[0])).isEqualTo(1000);
-    assertThat(index.freshDepth(longer, 0, 90_000, now[0])).isZero();
+    assertThat(index.freshDepth(longer, 1000, 90_000, now[0], 0)).isEqualTo(1000);
+    assertThat(index.freshDepth(longer, 0, 90_000, now[0], 0)).isZero();
   }
 
   @Test
@@ -142,6 +142,56 @@ class PrefixIndexTest {
       }
     }
     assertThat(PrefixIndex.mostAligned(1, Integer.MAX_VALUE - 1)).isEqualTo(1 << 30);
+  }
+
+  @Test
+  void eachHolderKeepsItsOwnRecordTime() {
+    long[] now = {5_000_000};
+    PrefixIndex index = new PrefixIndex(1 << 14, () -> now[0]);
+    long[] p = chain(21, 64);
+    index.record(p, 64, 0, 0);
+    now[0] += 60_000;
+    index.record(p, 64, 1, 0); // another replica records the same prefix a minute later
+    assertThat(index.ageMillis(p[63], now[0])).isZero(); // the block's newest record
+    assertThat(index.ageMillis(p[63], 1, now[0])).isZero();
+    assertThat(index.ageMillis(p[63], 0, now[0])).isEqualTo(60_000); // replica 0's own record
+    assertThat(index.ageMillis(p[63], 2, now[0])).isEqualTo(-1); // not a holder
+    // Replica 1's fresh copy does not vouch for replica 0's old one.
+    assertThat(index.freshDepth(p, 64, 30_000, now[0], 1)).isEqualTo(64);
+    assertThat(index.freshDepth(p, 64, 30_000, now[0], 0)).isZero();
+    now[0] += 10_000;
+    index.record(p, 64, 0, 64); // replica 0 reuses it: its sample is fresh again
+    assertThat(index.freshDepth(p, 64, 30_000, now[0], 0)).isEqualTo(64);
+    assertThat(index.ageMillis(p[63], 1, now[0])).isEqualTo(10_000);
+
+    // Times follow their holders through removals and through a full set.
+    long b = p[0];
+    index.add(b, 2);
+    now[0] += 5_000;
+    index.add(b, 3);
+    index.remove(b, 3); // the most recent goes: replica 2 is the most recent again
+    assertThat(index.ageMillis(b, 2, now[0])).isEqualTo(5_000);
+    assertThat(index.ageMillis(b, now[0])).isEqualTo(5_000);
+    assertThat(index.ageMillis(b, 1, now[0])).isEqualTo(15_000);
+    index.remove(b, 1); // one in the middle
+    assertThat(index.ageMillis(b, 0, now[0])).isEqualTo(5_000);
+    assertThat(index.ageMillis(b, 2, now[0])).isEqualTo(5_000);
+    now[0] += 1_000;
+    index.add(b, 4);
+    index.add(b, 5);
+    index.add(b, 6); // five recorded: the least recent (0) is dropped
+    assertThat(index.holds(b, 0)).isFalse();
+    assertThat(index.ageMillis(b, 2, now[0])).isEqualTo(6_000);
+    assertThat(index.ageMillis(b, 6, now[0])).isZero();
+
+    // A holder whose record lags the newest by more than 16 bits of seconds is dropped, not
+    // mistaken for a recent one.
+    long c = chain(22, 1)[0];
+    index.add(c, 7);
+    now[0] += (PrefixIndex.MAX_HOLDER_LAG_SECONDS + 10) * 1000L;
+    index.add(c, 8);
+    assertThat(index.holds(c, 7)).isFalse();
+    assertThat(index.ageMillis(c, 8, now[0])).isZero();
   }
 
   @Test
