@@ -9,14 +9,14 @@ import java.util.function.LongSupplier;
  *
  * <h2>Layout and bound</h2>
  * Entries live in {@value #SEGMENTS} segments (picked by a hash's top bits), each an open-addressing
- * table of two {@code long}s per slot: the block hash, and a word holding up to {@value #HOLDERS}
+ * table of three {@code long}s per slot: the block hash; a word holding up to {@value #HOLDERS}
  * replica ordinals (12 bits each, most recently used last) plus a 16-bit coarse access stamp (an
- * operation count, for the LRU); beside it an {@code int} of the time of its last record in
- * {@value #STAMP_MILLIS} ms ticks of the index's clock, and a {@code long} of each holder's last
- * record, 16 bits of seconds each, read relative to that time ({@link #ageMillis(long, int,
- * long)}). A holder whose last record is more than {@value #MAX_HOLDER_LAG_SECONDS} s older than
- * the block's newest one is dropped. No object per entry: about 37 bytes of heap per entry at the
- * 0.75 fill the bound allows. A segment
+ * operation count, for the LRU); and each holder's last record, 16 bits of seconds per holder,
+ * read relative to the block's newest record ({@link #ageMillis(long, int, long)}), whose time sits
+ * in an {@code int} beside the table in {@value #STAMP_MILLIS} ms ticks of the index's clock. A
+ * holder whose last record is more than {@value #MAX_HOLDER_LAG_SECONDS} s older than the block's
+ * newest one is dropped. No object per entry: about 38 bytes of heap per entry at the 0.75 fill the
+ * bound allows. A segment
  * never holds more than its share of {@code maxEntries}; inserting into a full segment first evicts
  * the least recently used of {@value #EVICTION_SAMPLES} sampled entries (Redis-style sampled LRU).
  * A block cached by more than {@value #HOLDERS} replicas keeps the most recent ones.
@@ -87,9 +87,9 @@ public final class PrefixIndex {
   public PrefixIndex(long maxEntries, LongSupplier millis) {
     this.millis = java.util.Objects.requireNonNull(millis, "millis");
     this.baseMillis = millis.getAsLong();
-    if (maxEntries < MIN_ENTRIES || maxEntries > (long) SEGMENTS * (Integer.MAX_VALUE / 4)) {
+    if (maxEntries < MIN_ENTRIES || maxEntries > (long) SEGMENTS * (Integer.MAX_VALUE / 5)) {
       throw new IllegalArgumentException("maxEntries: " + maxEntries + " (expected: "
-          + MIN_ENTRIES + ".." + (long) SEGMENTS * (Integer.MAX_VALUE / 4) + ")");
+          + MIN_ENTRIES + ".." + (long) SEGMENTS * (Integer.MAX_VALUE / 5) + ")");
     }
     this.maxEntries = maxEntries;
     int perSegment = (int) ((maxEntries + SEGMENTS - 1) / SEGMENTS);
@@ -391,9 +391,10 @@ public final class PrefixIndex {
   /** One open-addressing table (linear probing, backward-shift deletion) behind one lock. */
   private static final class Segment {
     private final StampedLock lock = new StampedLock();
-    private final long[] table; // [2i] = hash (0 = empty), [2i + 1] = stamp << 48 | holders
+    // [3i] = hash (0 = empty), [3i + 1] = stamp << 48 | holders, [3i + 2] = 16 bits per holder
+    // position: its last record, in seconds (one slot's words share a cache line most of the time)
+    private final long[] table;
     private final int[] recorded; // [i] = tick of the entry's last record
-    private final long[] holderSeconds; // [i] = 16 bits per holder position: its last record, s
     private final int capacity;
     private final int maxSize;
     private final int tickEvery;
@@ -403,10 +404,9 @@ public final class PrefixIndex {
 
     Segment(int maxSize) {
       this.maxSize = maxSize;
-      this.capacity = (int) Math.min(Integer.MAX_VALUE / 2, maxSize * 4L / 3 + 1);
-      this.table = new long[2 * capacity];
+      this.capacity = (int) Math.min(Integer.MAX_VALUE / 3, maxSize * 4L / 3 + 1);
+      this.table = new long[3 * capacity];
       this.recorded = new int[capacity];
-      this.holderSeconds = new long[capacity];
       this.tickEvery = Math.max(1, maxSize / 2048);
     }
 
@@ -463,8 +463,8 @@ public final class PrefixIndex {
       if (i < 0) {
         return NOT_FOUND;
       }
-      long holders = table[2 * i + 1] & HOLDERS_MASK;
-      long times = holderSeconds[i];
+      long holders = table[3 * i + 1] & HOLDERS_MASK;
+      long times = table[3 * i + 2];
       int position = 0;
       for (long h = holders; h != 0; h >>>= 12, position++) {
         if ((h & HOLDER_MASK) == slot) {
@@ -487,9 +487,9 @@ public final class PrefixIndex {
       long[] t = table;
       int i = home(hash);
       for (int probes = 0; probes < capacity; probes++) {
-        long k = t[2 * i];
+        long k = t[3 * i];
         if (k == hash) {
-          return t[2 * i + 1] & HOLDERS_MASK;
+          return t[3 * i + 1] & HOLDERS_MASK;
         }
         if (k == 0) {
           return 0;
@@ -502,7 +502,7 @@ public final class PrefixIndex {
     private int indexOf(long hash) {
       int i = home(hash);
       for (int probes = 0; probes < capacity; probes++) {
-        long k = table[2 * i];
+        long k = table[3 * i];
         if (k == hash) {
           return i;
         }
@@ -531,10 +531,10 @@ public final class PrefixIndex {
           i = indexOf(hash);
         }
         int free = -1 - i;
-        table[2 * free] = hash;
-        table[2 * free + 1] = ((long) clock << 48) | slot;
+        table[3 * free] = hash;
+        table[3 * free + 1] = ((long) clock << 48) | slot;
         recorded[free] = tick;
-        holderSeconds[free] = (tick / TICKS_PER_SECOND) & SECONDS_MASK;
+        table[3 * free + 2] = (tick / TICKS_PER_SECOND) & SECONDS_MASK;
         size++;
       } finally {
         lock.unlockWrite(stamp);
@@ -548,8 +548,8 @@ public final class PrefixIndex {
      * as is the least recent of a full set.
      */
     private void recordHolder(int i, int slot, int tick) {
-      long holders = table[2 * i + 1] & HOLDERS_MASK;
-      long times = holderSeconds[i];
+      long holders = table[3 * i + 1] & HOLDERS_MASK;
+      long times = table[3 * i + 2];
       int newest = Math.max(recorded[i], tick);
       long second = newest / TICKS_PER_SECOND;
       long keptHolders = 0;
@@ -576,21 +576,21 @@ public final class PrefixIndex {
         kept--;
       }
       long own = tick / TICKS_PER_SECOND;
-      table[2 * i + 1] = ((long) clock << 48) | keptHolders | ((long) slot << (12 * kept));
-      holderSeconds[i] = keptTimes | ((own & SECONDS_MASK) << (16 * kept));
+      table[3 * i + 1] = ((long) clock << 48) | keptHolders | ((long) slot << (12 * kept));
+      table[3 * i + 2] = keptTimes | ((own & SECONDS_MASK) << (16 * kept));
       recorded[i] = newest;
     }
 
     /** Entry {@code i}'s holders and their times without the holder at {@code position}. */
     private void dropPosition(int i, long meta, int position) {
       long holders = meta & HOLDERS_MASK;
-      long times = holderSeconds[i];
+      long times = table[3 * i + 2];
       long lowHolders = holders & ((1L << (12 * position)) - 1);
       long lowTimes = position == 0 ? 0 : times & ((1L << (16 * position)) - 1);
       long highHolders = holders >>> (12 * (position + 1));
       long highTimes = position + 1 >= HOLDERS ? 0 : times >>> (16 * (position + 1));
-      table[2 * i + 1] = (meta & ~HOLDERS_MASK) | lowHolders | (highHolders << (12 * position));
-      holderSeconds[i] = lowTimes | (highTimes << (16 * position));
+      table[3 * i + 1] = (meta & ~HOLDERS_MASK) | lowHolders | (highHolders << (12 * position));
+      table[3 * i + 2] = lowTimes | (highTimes << (16 * position));
       if (highHolders == 0 && position > 0) {
         // The new most recent holder's own time becomes the entry's time.
         long second = holderSecond(recorded[i], times >>> (16 * (position - 1)));
@@ -615,7 +615,7 @@ public final class PrefixIndex {
         if (i < 0) {
           return;
         }
-        long meta = table[2 * i + 1];
+        long meta = table[3 * i + 1];
         long left = without(meta & HOLDERS_MASK, slot);
         if (left == 0) {
           delete(i);
@@ -635,8 +635,8 @@ public final class PrefixIndex {
       try {
         int i = 0;
         while (i < capacity) {
-          if (table[2 * i] != 0) {
-            long meta = table[2 * i + 1];
+          if (table[3 * i] != 0) {
+            long meta = table[3 * i + 1];
             long left = without(meta & HOLDERS_MASK, slot);
             if (left == 0) {
               delete(i); // shifts a later entry into i: look at i again
@@ -666,8 +666,8 @@ public final class PrefixIndex {
       int i = slot;
       for (int probes = 0; probes < capacity && seen < EVICTION_SAMPLES; probes++) {
         i = i == 0 ? capacity - 1 : i - 1;
-        if (table[2 * i] != 0) {
-          int age = (clock - (int) (table[2 * i + 1] >>> 48)) & 0xFFFF;
+        if (table[3 * i] != 0) {
+          int age = (clock - (int) (table[3 * i + 1] >>> 48)) & 0xFFFF;
           if (age > oldest) {
             oldest = age;
             victim = i;
@@ -686,24 +686,24 @@ public final class PrefixIndex {
       int i = index;
       while (true) {
         i = i + 1 == capacity ? 0 : i + 1;
-        long k = table[2 * i];
+        long k = table[3 * i];
         if (k == 0) {
           break;
         }
         int home = home(k);
         boolean movable = hole <= i ? (home <= hole || home > i) : (home <= hole && home > i);
         if (movable) {
-          table[2 * hole] = k;
-          table[2 * hole + 1] = table[2 * i + 1];
+          table[3 * hole] = k;
+          table[3 * hole + 1] = table[3 * i + 1];
           recorded[hole] = recorded[i];
-          holderSeconds[hole] = holderSeconds[i];
+          table[3 * hole + 2] = table[3 * i + 2];
           hole = i;
         }
       }
-      table[2 * hole] = 0;
-      table[2 * hole + 1] = 0;
+      table[3 * hole] = 0;
+      table[3 * hole + 1] = 0;
       recorded[hole] = 0;
-      holderSeconds[hole] = 0;
+      table[3 * hole + 2] = 0;
       size--;
     }
   }
