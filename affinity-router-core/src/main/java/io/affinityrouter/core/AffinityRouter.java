@@ -61,7 +61,7 @@ public final class AffinityRouter {
     public static final Duration DEFAULT_RAMP_UP = Duration.ofSeconds(60);
     /** Default weight of a replica that just became ready: {@value}. */
     public static final double DEFAULT_MIN_RAMP_WEIGHT = 0.1;
-    /** Default prefix index bound, in blocks: {@value} (about 27 MiB of heap). */
+    /** Default prefix index bound, in blocks: {@value} (about 38 MiB of heap). */
     public static final long DEFAULT_PREFIX_INDEX_ENTRIES = 1 << 20;
     /** Default leading blocks whose hash places a cold prompt: {@value} (128 tokens). */
     public static final int DEFAULT_PLACEMENT_BLOCKS = 8;
