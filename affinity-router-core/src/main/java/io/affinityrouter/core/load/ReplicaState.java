@@ -220,8 +220,13 @@ public final class ReplicaState {
   }
 
   private double decayedWritten(long nowMillis) {
-    double dt = Math.max(0, nowMillis - writtenStampMillis) / 1000.0;
-    return written * Math.exp(-dt / WRITE_WINDOW_SECONDS);
+    return decayed(written, writtenStampMillis, nowMillis);
+  }
+
+  /** {@code value} as of {@code stampMillis}, decayed over {@value #WRITE_WINDOW_SECONDS} s. */
+  private static double decayed(double value, long stampMillis, long nowMillis) {
+    double dt = Math.max(0, nowMillis - stampMillis) / 1000.0;
+    return value * Math.exp(-dt / WRITE_WINDOW_SECONDS);
   }
 
   /**
@@ -275,8 +280,7 @@ public final class ReplicaState {
   }
 
   private double decayedEngineWritten(long nowMillis) {
-    double dt = Math.max(0, nowMillis - engineStampMillis) / 1000.0;
-    return engineWritten * Math.exp(-dt / WRITE_WINDOW_SECONDS);
+    return decayed(engineWritten, engineStampMillis, nowMillis);
   }
 
   /**
