@@ -363,31 +363,6 @@ public final class PrefixIndex {
     return newest - ((newest - (bits & SECONDS_MASK)) & SECONDS_MASK);
   }
 
-  /** Holders word with {@code slot} moved (or added) to the most-recent end. */
-  static long withMostRecent(long holders, int slot) {
-    long kept = without(holders, slot);
-    int count = (64 - Long.numberOfLeadingZeros(kept) + 11) / 12;
-    if (count == HOLDERS) {
-      kept >>>= 12; // full: drop the least recent holder
-      count--;
-    }
-    return kept | ((long) slot << (12 * count));
-  }
-
-  /** Holders word without {@code slot}, the others kept in order. */
-  static long without(long holders, int slot) {
-    long kept = 0;
-    int shift = 0;
-    for (long h = holders; h != 0; h >>>= 12) {
-      long s = h & HOLDER_MASK;
-      if (s != slot) {
-        kept |= s << shift;
-        shift += 12;
-      }
-    }
-    return kept;
-  }
-
   /** One open-addressing table (linear probing, backward-shift deletion) behind one lock. */
   private static final class Segment {
     private final StampedLock lock = new StampedLock();
@@ -616,14 +591,14 @@ public final class PrefixIndex {
           return;
         }
         long meta = table[3 * i + 1];
-        long left = without(meta & HOLDERS_MASK, slot);
-        if (left == 0) {
-          delete(i);
+        int position = positionOf(meta & HOLDERS_MASK, slot);
+        if (position < 0) {
+          return;
+        }
+        if (((meta & HOLDERS_MASK) >>> 12) == 0) {
+          delete(i); // it was the only holder
         } else {
-          int position = positionOf(meta & HOLDERS_MASK, slot);
-          if (position >= 0) {
-            dropPosition(i, meta, position);
-          }
+          dropPosition(i, meta, position);
         }
       } finally {
         lock.unlockWrite(stamp);
@@ -637,12 +612,11 @@ public final class PrefixIndex {
         while (i < capacity) {
           if (table[3 * i] != 0) {
             long meta = table[3 * i + 1];
-            long left = without(meta & HOLDERS_MASK, slot);
-            if (left == 0) {
+            int position = positionOf(meta & HOLDERS_MASK, slot);
+            if (position >= 0 && ((meta & HOLDERS_MASK) >>> 12) == 0) {
               delete(i); // shifts a later entry into i: look at i again
               continue;
             }
-            int position = positionOf(meta & HOLDERS_MASK, slot);
             if (position >= 0) {
               dropPosition(i, meta, position);
             }
