@@ -439,18 +439,15 @@ public final class PrefixIndex {
         return NOT_FOUND;
       }
       long holders = table[3 * i + 1] & HOLDERS_MASK;
-      long times = table[3 * i + 2];
-      int position = 0;
-      for (long h = holders; h != 0; h >>>= 12, position++) {
-        if ((h & HOLDER_MASK) == slot) {
-          if ((h >>> 12) == 0) {
-            return recorded[i]; // the most recent holder: the entry's own time
-          }
-          long second = holderSecond(recorded[i], times >>> (16 * position));
-          return Math.min(recorded[i], second * TICKS_PER_SECOND);
-        }
+      int position = positionOf(holders, slot);
+      if (position < 0) {
+        return NOT_FOUND;
       }
-      return NOT_FOUND;
+      if ((holders >>> (12 * (position + 1))) == 0) {
+        return recorded[i]; // the most recent holder: the entry's own time
+      }
+      long second = holderSecond(recorded[i], table[3 * i + 2] >>> (16 * position));
+      return Math.min(recorded[i], second * TICKS_PER_SECOND);
     }
 
     private long findRecorded(long hash) {
