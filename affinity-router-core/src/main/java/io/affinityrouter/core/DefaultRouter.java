@@ -362,16 +362,26 @@ final class DefaultRouter implements Router {
    */
   private int residentDepth(long[] hashes, int depth, ReplicaLoad load, ReplicaState state,
       long now) {
-    long capacity = load.kvCapacityTokens();
     double engineRate = state.engineWrittenTokensPerSecond(now);
     double rate = engineRate > 0 ? engineRate : state.writtenTokensPerSecond(now);
-    if (capacity <= 0 || !(rate > 0)) {
+    double lifetime = lifetimeSeconds(load.kvCapacityTokens(), state.inFlightTokens(), rate);
+    if (Double.isNaN(lifetime) || Double.isInfinite(lifetime)) {
       return depth;
     }
-    double free = Math.max(0, capacity - (double) state.inFlightTokens());
-    double lifetimeMillis = free / rate * 1000;
-    return index.freshDepth(hashes, depth, (long) Math.min(lifetimeMillis, Long.MAX_VALUE), now,
+    return index.freshDepth(hashes, depth, (long) Math.min(lifetime * 1000, Long.MAX_VALUE), now,
         state.ordinal());
+  }
+
+  /**
+   * How long a block written to a KV cache of {@code capacity} tokens, {@code inFlight} of them held
+   * by running requests, stays there when the cache is written at {@code rate} tokens per second:
+   * seconds; infinite at rate 0, NaN when the capacity is unknown.
+   */
+  private static double lifetimeSeconds(long capacity, long inFlight, double rate) {
+    if (capacity <= 0) {
+      return Double.NaN;
+    }
+    return rate > 0 ? Math.max(0, capacity - (double) inFlight) / rate : Double.POSITIVE_INFINITY;
   }
 
   /** The affinity budget, seconds: within it cache wins outright (0: none yet, or turned off). */
@@ -428,12 +438,32 @@ final class DefaultRouter implements Router {
       if (c < 0) {
         return -1;
       }
+      if (placement != TopKPicker.NO_PLACEMENT) {
+        c = longestLived(sel, s, c);
+      }
       if (admit(sel, c)) {
         return c;
       }
       s.allowed[c] = false;
       sel.status[c] = Selection.AT_LIMIT;
     }
+  }
+
+  /**
+   * Where a cold prompt (no allowed replica holds any of it) is written in full: among the
+   * near-equal replicas, the one whose cache lives longest ({@link TopKPicker#longestLived}), so the
+   * write evicts the oldest blocks there are. Only the engines' write counters count here, which
+   * every gateway reads alike: without them the placement key's choice stands, so gateways that
+   * never talk still send a new prompt family to one replica.
+   */
+  private int longestLived(Selection sel, Selection.Scratch s, int picked) {
+    long now = clock.millis();
+    for (int i = 0; i < sel.size; i++) {
+      double rate = s.allowed[i] ? sel.states[i].engineWrittenTokensPerSecond(now) : 0;
+      s.lifetime[i] = rate > 0 ? lifetimeSeconds(sel.replicas.get(i).load().kvCapacityTokens(),
+          sel.states[i].inFlightTokens(), rate) : Double.NaN;
+    }
+    return picker.longestLived(picked, sel.cost, s.allowed, s.ramp, s.lifetime, sel.size);
   }
 
   /**

@@ -152,6 +152,7 @@ final class Selection {
     double[] slowdown = new double[0];
     double[] cost = new double[0];
     double[] ramp = new double[0];
+    double[] lifetime = new double[0];
     long[] idHash = new long[0];
     boolean[] allowed = new boolean[0];
     final int[] depthByOrdinal;
@@ -184,6 +185,7 @@ final class Selection {
       slowdown = new double[c];
       cost = new double[c];
       ramp = new double[c];
+      lifetime = new double[c];
       idHash = new long[c];
       allowed = new boolean[c];
     }

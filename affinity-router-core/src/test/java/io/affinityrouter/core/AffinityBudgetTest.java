@@ -162,6 +162,39 @@ class AffinityBudgetTest {
     assertThat(quiet.select(anonymous(prompt), List.of(y)).matchedBlocks()).isEqualTo(8192 / 16);
   }
 
+  /** Three idle 1M-token replicas whose engines write 100k, 20k and 50k tokens per second. */
+  private List<Replica> writingFleet(int second, int waitingOnB) {
+    long[] rates = {100_000, 20_000, 50_000};
+    List<Replica> fleet = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      fleet.add(Replica.of(String.valueOf((char) ('a' + i))).withLoad(ReplicaLoad.builder()
+          .kvCapacityTokens(1_000_000).kvWrittenTokens(1_000_000 + rates[i] * second)
+          .waitingRequests(i == 1 ? waitingOnB : 0).build()));
+    }
+    return fleet;
+  }
+
+  @Test
+  void coldPromptsGoToTheNearEqualReplicaWhoseCacheLivesLongest() {
+    Router router = router(0);
+    for (int s = 0; s <= 10; s++) { // the engines' write rates become known
+      clock.advance(Duration.ofSeconds(1));
+      router.select(anonymous(tokens(100 + s, 16)), writingFleet(s, 0)).lease().complete(1);
+    }
+    // Cold prompts of different families would be spread by their placement keys; each write
+    // evicts the oldest blocks where the cache lives longest: b's (1M / 20k = 50 s, a's lasts 10 s).
+    for (int i = 0; i < 20; i++) {
+      clock.advance(Duration.ofSeconds(1));
+      RoutingDecision d = router.select(anonymous(tokens(1_000 + i, 1024)), writingFleet(11 + i, 0));
+      assertThat(d.replica().id()).isEqualTo("b");
+      d.lease().complete(1);
+    }
+    // Load still comes first: with requests waiting on b, the next longest-lived replica takes them.
+    clock.advance(Duration.ofSeconds(1));
+    RoutingDecision d = router.select(anonymous(tokens(2_000, 1024)), writingFleet(31, 4));
+    assertThat(d.replica().id()).isEqualTo("c");
+  }
+
   @Test
   void withoutAKnownCapacityNothingIsAged() {
     Router router = router(0);

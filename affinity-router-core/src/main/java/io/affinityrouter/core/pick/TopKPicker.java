@@ -130,7 +130,7 @@ public final class TopKPicker {
         break;
       }
     }
-    double limit = floor + Math.max(epsilonSeconds, epsilonFraction * floor);
+    double limit = limit(floor);
     int window = 0;
     double totalWeight = 0;
     while (window < size && cost[best[window]] <= limit) {
@@ -164,5 +164,54 @@ public final class TopKPicker {
       }
     }
     return best[window - 1];
+  }
+
+  /** The most a candidate may cost to be within the window of the cheapest ramped {@code floor}. */
+  private double limit(double floor) {
+    return floor + Math.max(epsilonSeconds, epsilonFraction * floor);
+  }
+
+  /**
+   * The replica whose KV cache lives longest among the most ramped allowed ones (all fully ramped
+   * ones, unless every replica is still ramping) within the window measured from the cheapest of
+   * them, or {@code picked} if it is itself ramping behind its elders (its ramp-weighted share
+   * stands), its own lifetime is unknown, or no other candidate's cache lives longer.
+   *
+   * <p>For a prompt that is written in full wherever it goes: the write evicts the chosen replica's
+   * least recently used blocks, and the longer its cache lives, the older, and the less likely to be
+   * asked for again, those blocks are. Every gateway reads the same engine write rates, so they
+   * agree as the placement key would; the window keeps the choice bounded by load.
+   *
+   * @param picked the index {@link #pick} returned
+   * @param lifetime each index's cache lifetime in seconds (infinite for a cache nothing was
+   *     written to); NaN when unknown or not a candidate
+   */
+  public int longestLived(int picked, double[] cost, boolean[] allowed, double[] ramp,
+      double[] lifetime, int n) {
+    double elder = 0;
+    for (int i = 0; i < n; i++) {
+      if (allowed[i]) {
+        elder = Math.max(elder, ramp[i]);
+      }
+    }
+    if (ramp[picked] < elder || Double.isNaN(lifetime[picked])) {
+      return picked;
+    }
+    double floor = Double.POSITIVE_INFINITY;
+    for (int i = 0; i < n; i++) {
+      if (allowed[i] && ramp[i] >= elder) {
+        floor = Math.min(floor, cost[i]);
+      }
+    }
+    double limit = limit(floor);
+    int winner = picked;
+    double top = lifetime[picked];
+    for (int i = 0; i < n; i++) {
+      if (allowed[i] && ramp[i] >= elder && cost[i] <= limit && lifetime[i] > top) {
+        top = lifetime[i];
+        winner = i;
+      }
+    }
+    return winner;
   }
 }

@@ -88,6 +88,55 @@ class TopKPickerTest {
   }
 
   @Test
+  void longestLivedTakesTheCacheThatLivesLongestWithinTheWindow() {
+    TopKPicker picker = new TopKPicker(5, 0.002, 0.1, 60_000, 0.1);
+    boolean[] allowed = {true, true, true, true, true};
+    double[] cost = {1.00, 1.05, 1.09, 1.20, 1.02};
+    double[] ramp = ones(5);
+    double[] lifetime = {40, 90, 120, 500, Double.NaN};
+    // 2 lives longest within 1.00 + 10%; 3 lives longer but costs too much; 4's lifetime is unknown
+    assertThat(picker.longestLived(0, cost, allowed, ramp, lifetime, 5)).isEqualTo(2);
+    assertThat(picker.longestLived(1, cost, allowed, ramp, lifetime, 5)).isEqualTo(2);
+    // a replica that cannot be picked does not count
+    allowed[2] = false;
+    assertThat(picker.longestLived(0, cost, allowed, ramp, lifetime, 5)).isEqualTo(1);
+    // nothing lives longer than the pick: the pick stands; an unknown pick stands as well
+    assertThat(picker.longestLived(1, cost, allowed, ramp, lifetime, 5)).isEqualTo(1);
+    assertThat(picker.longestLived(4, cost, allowed, ramp, lifetime, 5)).isEqualTo(4);
+  }
+
+  @Test
+  void longestLivedLeavesRampingReplicasToTheirShare() {
+    TopKPicker picker = new TopKPicker(5, 0.002, 0.1, 60_000, 0.1);
+    boolean[] allowed = {true, true, true};
+    double[] cost = {0.50, 1.00, 1.05}; // the fresh replica is cheapest: the window starts at 1.00
+    double[] ramp = {0.2, 1, 1};
+    double[] lifetime = {Double.POSITIVE_INFINITY, 60, 80};
+    // the fresh, empty replica never draws cold prompts for its long lifetime ...
+    assertThat(picker.longestLived(1, cost, allowed, ramp, lifetime, 3)).isEqualTo(2);
+    // ... but keeps those its ramp-weighted draw gave it
+    assertThat(picker.longestLived(0, cost, allowed, ramp, lifetime, 3)).isZero();
+    // When every replica is as fresh as the others (a fleet that started together), none is behind
+    double[] together = {0.2, 0.2, 0.2};
+    double[] costs = {1.00, 1.00, 1.05};
+    assertThat(picker.longestLived(0, costs, allowed, together, new double[] {30, 60, 80}, 3))
+        .isEqualTo(2);
+  }
+
+  @Test
+  void longestLivedBreaksTiesForThePick() {
+    TopKPicker picker = new TopKPicker(5, 0.002, 0.1, 0, 0.1);
+    boolean[] allowed = {true, true, true};
+    double[] cost = {1, 1, 1};
+    double[] lifetime = {Double.POSITIVE_INFINITY, Double.POSITIVE_INFINITY,
+        Double.POSITIVE_INFINITY}; // nothing written anywhere yet
+    for (int picked = 0; picked < 3; picked++) {
+      assertThat(picker.longestLived(picked, cost, allowed, ones(3), lifetime, 3))
+          .isEqualTo(picked);
+    }
+  }
+
+  @Test
   void badSettingsAreRefused() {
     assertThatThrownBy(() -> new TopKPicker(0, 0, 0, 0, 0.1))
         .isInstanceOf(IllegalArgumentException.class).hasMessage("topK: 0 (expected: > 0)");
