@@ -3,6 +3,7 @@ package io.affinityrouter.core;
 import io.affinityrouter.Replica;
 import io.affinityrouter.Router;
 import io.affinityrouter.RoutingDecision;
+import io.affinityrouter.RoutingRequest;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -29,7 +30,8 @@ import org.openjdk.jmh.annotations.Warmup;
  *
  * <p>Goals read from this benchmark (issue 5): allocation per {@code select} with {@code -prof gc}
  * at 64 replicas and 8K tokens; cost at 1,024 replicas against 64; cost with a 10M-block index
- * against 10K.
+ * against 10K. {@code COLD} traffic runs the cold-prompt placement, with each engine's KV write
+ * rate known from two scrapes a second apart ({@link Fleet#replicas(int, long, double)}).
  *
  * <pre>
  * java -jar jmh/target/benchmarks.jar SelectBenchmark -prof gc
@@ -53,7 +55,7 @@ public class SelectBenchmark {
   @Param({"10000", "1000000", "10000000"})
   long indexBlocks;
 
-  @Param({"RETURNING", "NEW", "SESSIONLESS"})
+  @Param({"RETURNING", "NEW", "SESSIONLESS", "COLD"})
   Traffic traffic;
 
   private Router router;
@@ -67,7 +69,7 @@ public class SelectBenchmark {
     AffinityRouter.Builder builder = AffinityRouter.builder()
         .clock(clock)
         .prefixIndexEntries(indexBlocks);
-    if (traffic == Traffic.NEW) {
+    if (traffic.fresh()) {
       builder.bindingTtl(Duration.ofMillis(1));
     }
     router = builder.build();
@@ -76,8 +78,26 @@ public class SelectBenchmark {
     if (filled < indexBlocks * 0.98) {
       throw new IllegalStateException("index filled to " + filled + " of " + indexBlocks);
     }
+    if (traffic == Traffic.COLD) {
+      // Two scrapes a second apart: the router learns each engine's KV write rate.
+      scrape(Fleet.replicas(replicas, 42, 0), 1);
+      clock.advance(1_000);
+      fleet = Fleet.replicas(replicas, 42, 1);
+      scrape(fleet, 2);
+    }
     workload = new SessionWorkload(router, traffic, true, promptTokens, clock, 11);
     workload.warm(router, fleet);
+  }
+
+  /** Routes one one-block request over {@code replicas}: the router reads their loads. */
+  private void scrape(List<Replica> replicas, long hash) {
+    RoutingDecision d = router.select(RoutingRequest.builder()
+        .model(Fleet.MODEL)
+        .promptBlockHashes(new long[] {hash}, BlockSizes.TOKENS_PER_BLOCK)
+        .build(), replicas);
+    if (d.isRouted()) {
+      d.lease().close();
+    }
   }
 
   /** Closes the router. */

@@ -28,6 +28,9 @@ import java.util.SplittableRandom;
  *       thread only.
  *   <li>{@link Traffic#SESSIONLESS}: the returning prompts without session ids (no store call):
  *       the difference to {@code RETURNING} is the pinning protocol's share.
+ *   <li>{@link Traffic#COLD}: as {@code NEW}, but the whole prompt is rewritten before each
+ *       operation (every block hash of a pre-hashed prompt, the first two token ids of a token
+ *       prompt), so no replica holds any of it.
  * </ul>
  *
  * <p>The rewrite mutates arrays that {@link RoutingRequest} documents as "do not modify"; that is
@@ -69,13 +72,13 @@ final class SessionWorkload {
     for (int f = 0; f < FAMILIES; f++) {
       families[f] = tokens(random, promptTokens);
     }
-    boolean returning = traffic != Traffic.NEW;
+    boolean returning = !traffic.fresh();
     int n = returning ? SESSIONS : NEW_POOL;
     String prefix = traffic == Traffic.SESSIONLESS ? null
         : returning ? "session-" : "new-session-";
     this.familyOf = Zipf.sequence(FAMILIES, 1.0, NEW_POOL, random.nextLong());
     this.requests = new RoutingRequest[n];
-    if (traffic == Traffic.NEW && prehashed) {
+    if (traffic.fresh() && prehashed) {
       // One live hash array per family, shared by the pool's requests, its tail rewritten per op.
       familyBase = new long[FAMILIES][];
       long[][] live = new long[FAMILIES][];
@@ -124,7 +127,7 @@ final class SessionWorkload {
 
   /** Routes every returning session once (claims its binding, records its prompt). */
   void warm(Router router, List<Replica> replicas) {
-    if (traffic == Traffic.NEW) {
+    if (traffic.fresh()) {
       return;
     }
     for (RoutingRequest r : requests) {
@@ -137,7 +140,7 @@ final class SessionWorkload {
 
   /** The next operation's request (one thread only). */
   RoutingRequest next() {
-    if (traffic != Traffic.NEW) {
+    if (!traffic.fresh()) {
       return returningAt(cursor++);
     }
     int k = cursor++ & (NEW_POOL - 1);
@@ -147,13 +150,13 @@ final class SessionWorkload {
       long[] base = familyBase[familyOf[k]];
       long[] live = r.promptBlockHashes();
       long mix = n * 0x9E3779B97F4A7C15L;
-      for (int i = prefixBlocks; i < blocks; i++) {
+      for (int i = traffic == Traffic.COLD ? 0 : prefixBlocks; i < blocks; i++) {
         live[i] = (base[i] ^ mix) | 1L;
       }
     } else {
       // Chained hashing: changing the tail's first tokens changes every tail block's hash.
       int[] tokens = r.promptTokens();
-      int at = prefixBlocks * BlockSizes.TOKENS_PER_BLOCK;
+      int at = traffic == Traffic.COLD ? 0 : prefixBlocks * BlockSizes.TOKENS_PER_BLOCK;
       tokens[at] = (int) (n % BlockSizes.VOCABULARY);
       tokens[at + 1] = (int) (n / BlockSizes.VOCABULARY % BlockSizes.VOCABULARY);
     }

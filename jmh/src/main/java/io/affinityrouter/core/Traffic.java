@@ -10,5 +10,15 @@ public enum Traffic {
   /** A new session and a new conversation tail on a known shared prefix, every time. */
   NEW,
   /** The returning prompts without a session id: no binding store call, no pinning. */
-  SESSIONLESS
+  SESSIONLESS,
+  /**
+   * A new session whose whole prompt is new, every time: no replica holds any of it, so the
+   * cold-prompt placement runs (the near-equal replica whose KV cache lives longest).
+   */
+  COLD;
+
+  /** Whether every operation is a session the store has never seen. */
+  boolean fresh() {
+    return this == NEW || this == COLD;
+  }
 }

@@ -72,6 +72,9 @@ public final class QuickProfile {
     p.run("select-prompt", "\\.SelectBenchmark\\.", o -> o.param("replicas", "64")
         .param("promptTokens", "1024", "32768").param("indexBlocks", "1000000")
         .param("traffic", "RETURNING"));
+    p.run("select-cold", "\\.SelectBenchmark\\.", o -> o.param("replicas", "64", "1024")
+        .param("promptTokens", "8192").param("indexBlocks", "1000000")
+        .param("traffic", "COLD"));
     p.run("prefix-index", "\\.PrefixIndexBenchmark\\.", o -> o);
     p.run("concurrency", "\\.ConcurrentSelectBenchmark\\.", o -> o);
 
