@@ -7,16 +7,20 @@ import io.affinityrouter.examples.simulator.engine.SimulationConfig;
 import io.affinityrouter.examples.simulator.fleet.EngineConfig;
 import io.affinityrouter.examples.simulator.report.CsvReporter;
 import io.affinityrouter.examples.simulator.report.HtmlReporter;
+import io.affinityrouter.examples.simulator.report.PairedReporter;
 import io.affinityrouter.examples.simulator.report.TableReporter;
 import io.affinityrouter.examples.simulator.strategy.StrategyRegistry;
 import io.affinityrouter.examples.simulator.workload.Workload;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
  * The fleet simulator's command line: builds each workload, runs every selected strategy on it over
  * the same simulated fleet, prints the table on stdout, progress on stderr, and writes
- * {@code results.csv} and {@code report.html} to the output folder. Options: {@link SimulatorOptions}.
+ * {@code results.csv} and {@code report.html} to the output folder. With several seeds
+ * ({@code --seeds 1-10}), runs each in turn and ends with a paired comparison of the real router
+ * with every other strategy ({@link #runSeeds}). Options: {@link SimulatorOptions}.
  *
  * <pre>
  *   mvn -B -ntp -q install -DskipTests
@@ -36,6 +40,10 @@ public final class Simulator {
       System.exit(2);
       return;
     }
+    if (o.seeds().size() > 1) {
+      runSeeds(o);
+      return;
+    }
     List<RunResult> results = run(o);
     System.out.print(TableReporter.format(results));
     CsvReporter.write(results, o.out().resolve("results.csv"));
@@ -44,9 +52,51 @@ public final class Simulator {
         + o.out().resolve("report.html"));
   }
 
-  /** Runs every selected workload and strategy; progress goes to stderr. */
+  /**
+   * Runs every seed of {@code o} in turn: prints each seed's table, writes its {@code results.csv}
+   * and {@code report.html} under {@code seed-N/} of the output folder, then prints the paired
+   * comparison ({@link PairedReporter}) of the baseline with every other strategy and writes it to
+   * {@code paired.csv}. The baseline is the first selected strategy that is the real router (or a
+   * variant of it), else the first selected strategy.
+   *
+   * @return every run's figures
+   */
+  public static List<PairedReporter.Sample> runSeeds(SimulatorOptions o) {
+    StrategyRegistry registry = registry(o);
+    List<PairedReporter.Sample> samples = new ArrayList<>();
+    String baseline = null;
+    for (long seed : o.seeds()) {
+      System.err.println("seed " + seed);
+      List<RunResult> results = run(o.withSeed(seed));
+      System.out.printf("%n# seed %d%n", seed);
+      System.out.print(TableReporter.format(results));
+      Path dir = o.out().resolve("seed-" + seed);
+      CsvReporter.write(results, dir.resolve("results.csv"));
+      HtmlReporter.write(results, dir.resolve("report.html"));
+      for (RunResult r : results) {
+        samples.add(PairedReporter.Sample.of(seed, r));
+        if (baseline == null && registry.isRouter(r.strategy())) {
+          baseline = r.strategy();
+        }
+      }
+    }
+    if (baseline == null) {
+      baseline = samples.isEmpty() ? "" : samples.get(0).strategy();
+    }
+    System.out.print(PairedReporter.format(samples, baseline, registry::isPeer));
+    PairedReporter.write(samples, baseline, o.out().resolve("paired.csv"));
+    System.err.println("wrote " + o.out().resolve("paired.csv") + " and " + o.out()
+        + "/seed-N/{results.csv,report.html}");
+    return samples;
+  }
+
+  private static StrategyRegistry registry(SimulatorOptions o) {
+    return StrategyRegistry.standard().withRouterVariants(o.variants());
+  }
+
+  /** Runs every selected workload and strategy (with {@code o.seed()}); progress goes to stderr. */
   public static List<RunResult> run(SimulatorOptions o) {
-    StrategyRegistry registry = StrategyRegistry.standard().withRouterVariants(o.variants());
+    StrategyRegistry registry = registry(o);
     List<StrategyRegistry.Entry> strategies = new ArrayList<>(
         o.strategies().equals(List.of("all")) ? registry.all() : registry.select(o.strategies()));
     EngineConfig engine = EngineConfig.defaults().withKvBlocks(o.kvBlocks());

@@ -22,15 +22,35 @@ import java.util.List;
  * @param agentSessions sessions of the agent workload (default 800)
  * @param scrapeMillis scrape interval (default 100)
  * @param kvBlocks KV blocks per replica (default 67,659)
- * @param seed the seed (default 42)
+ * @param seed the seed of this run (default 42; the first of {@code seeds})
  * @param variants variants of the real router to add, {@code name=option:value,...;name2=...}
  *     (default none)
  * @param out folder for {@code results.csv} and {@code report.html} (default
  *     {@code target/simulator})
+ * @param seeds the seeds to run ({@code --seed N}, or {@code --seeds 1-10} / {@code --seeds 1,4,7}
+ *     for a paired comparison over several); never empty
  */
 public record SimulatorOptions(List<String> workloads, List<String> strategies, String scenario,
     Path traces, int replicas, int gateways, double load, int limit, int agentSessions,
-    long scrapeMillis, long kvBlocks, long seed, String variants, Path out) {
+    long scrapeMillis, long kvBlocks, long seed, String variants, Path out, List<Long> seeds) {
+
+  /** The most seeds {@code --seeds} accepts: {@value}. */
+  public static final int MAX_SEEDS = 1000;
+
+  /** Validates and copies {@code seeds}. */
+  public SimulatorOptions {
+    seeds = List.copyOf(seeds);
+    if (seeds.isEmpty() || seeds.get(0) != seed) {
+      throw new IllegalArgumentException("seeds: " + seeds + " (expected: starting with " + seed
+          + ")");
+    }
+  }
+
+  /** These options for one run with {@code seed}. */
+  public SimulatorOptions withSeed(long seed) {
+    return new SimulatorOptions(workloads, strategies, scenario, traces, replicas, gateways, load,
+        limit, agentSessions, scrapeMillis, kvBlocks, seed, variants, out, List.of(seed));
+  }
 
   /**
    * Parses {@code --name value} arguments.
@@ -50,6 +70,8 @@ public record SimulatorOptions(List<String> workloads, List<String> strategies, 
     long scrapeMillis = 100;
     long kvBlocks = 67_659;
     long seed = 42;
+    List<Long> seeds = null;
+    boolean seedGiven = false;
     String variants = "";
     Path out = Path.of("target/simulator");
     List<String> tokens = new ArrayList<>();
@@ -75,23 +97,72 @@ public record SimulatorOptions(List<String> workloads, List<String> strategies, 
         case "--agent-sessions" -> agentSessions = positiveInt(name, v);
         case "--scrape-ms" -> scrapeMillis = positiveInt(name, v);
         case "--kv-blocks" -> kvBlocks = positiveInt(name, v);
-        case "--seed" -> seed = Long.parseLong(v);
+        case "--seed" -> {
+          seed = parseSeed(name, v);
+          seedGiven = true;
+        }
+        case "--seeds" -> seeds = parseSeeds(v);
         case "--variants" -> variants = v;
         case "--out" -> out = Path.of(v);
         default -> throw new IllegalArgumentException(name + ": unknown option (expected: one of "
             + "--workloads --strategies --scenario --traces --replicas --gateways --load --limit "
-            + "--agent-sessions --scrape-ms --kv-blocks --seed --variants --out)");
+            + "--agent-sessions --scrape-ms --kv-blocks --seed --seeds --variants --out)");
       }
     }
     if (!List.of("steady", "scale-out", "replica-lost", "asleep").contains(scenario)) {
       throw new IllegalArgumentException(
           "--scenario: " + scenario + " (expected: steady, scale-out, replica-lost or asleep)");
     }
+    if (seeds != null && seedGiven) {
+      throw new IllegalArgumentException("--seed and --seeds: both given (expected: one of them)");
+    }
+    if (seeds == null) {
+      seeds = List.of(seed);
+    }
+    seed = seeds.get(0);
     if (gateways < 0) {
       gateways = scenario.equals("scale-out") ? 4 : 1;
     }
     return new SimulatorOptions(workloads, strategies, scenario, traces, replicas, gateways, load,
-        limit, agentSessions, scrapeMillis, kvBlocks, seed, variants, out);
+        limit, agentSessions, scrapeMillis, kvBlocks, seed, variants, out, seeds);
+  }
+
+  private static long parseSeed(String name, String v) {
+    try {
+      return Long.parseLong(v);
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(name + ": " + v + " (expected: an integer)", e);
+    }
+  }
+
+  /** {@code 1-10} (inclusive) or {@code 1,4,7}: distinct seeds, at most {@link #MAX_SEEDS}. */
+  private static List<Long> parseSeeds(String v) {
+    List<Long> out = new ArrayList<>();
+    int dash = v.indexOf('-', 1);
+    if (dash > 0 && !v.contains(",")) {
+      long from = parseSeed("--seeds", v.substring(0, dash));
+      long to = parseSeed("--seeds", v.substring(dash + 1));
+      if (to < from || to - from < 0 || to - from >= MAX_SEEDS) {
+        throw new IllegalArgumentException("--seeds: " + v + " (expected: FROM-TO with FROM <= TO"
+            + " and at most " + MAX_SEEDS + " seeds)");
+      }
+      for (long s = from; s <= to; s++) {
+        out.add(s);
+      }
+      return out;
+    }
+    for (String part : v.split(",")) {
+      long s = parseSeed("--seeds", part);
+      if (out.contains(s)) {
+        throw new IllegalArgumentException("--seeds: " + v + " (expected: distinct seeds)");
+      }
+      out.add(s);
+    }
+    if (out.size() > MAX_SEEDS) {
+      throw new IllegalArgumentException("--seeds: " + out.size() + " seeds (expected: at most "
+          + MAX_SEEDS + ")");
+    }
+    return out;
   }
 
   private static int positiveInt(String name, String v) {

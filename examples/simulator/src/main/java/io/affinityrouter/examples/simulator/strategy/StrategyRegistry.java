@@ -3,8 +3,10 @@ package io.affinityrouter.examples.simulator.strategy;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * The strategies the simulator knows, by name (as Caffeine's simulator registers its policies).
@@ -29,16 +31,20 @@ public final class StrategyRegistry {
   public record Entry(String name, String description, Factory factory, boolean infiniteCache) {}
 
   private final Map<String, Entry> entries;
+  private final Set<String> routers;
 
-  private StrategyRegistry(Map<String, Entry> entries) {
+  private StrategyRegistry(Map<String, Entry> entries, Set<String> routers) {
     this.entries = Collections.unmodifiableMap(entries);
+    this.routers = Collections.unmodifiableSet(routers);
   }
 
   /** The standard registry: the real router's variants, every emulated peer, and the bound. */
   public static StrategyRegistry standard() {
     Map<String, Entry> m = new LinkedHashMap<>();
+    Set<String> routers = new LinkedHashSet<>();
     for (Entry e : AffinityRouterStrategy.entries()) {
       m.put(e.name(), e);
+      routers.add(e.name());
     }
     add(m, "random", "uniformly random replica", (c, g) -> new RandomStrategy(c.seedFor(g)));
     add(m, "round-robin", "round robin per gateway", (c, g) -> new RoundRobinStrategy(g));
@@ -59,7 +65,7 @@ public final class StrategyRegistry {
     m.put("infinite-cache", new Entry("infinite-cache",
         "bound: one never-evicting fleet-wide cache, least-request",
         (c, g) -> new LeastRequestStrategy(c.seedFor(g)), true));
-    return new StrategyRegistry(m);
+    return new StrategyRegistry(m, routers);
   }
 
   private static void add(Map<String, Entry> m, String name, String description, Factory f) {
@@ -75,6 +81,7 @@ public final class StrategyRegistry {
    */
   public StrategyRegistry withRouterVariants(String spec) {
     Map<String, Entry> m = new LinkedHashMap<>(entries);
+    Set<String> r = new LinkedHashSet<>(routers);
     for (String part : spec.split(";")) {
       if (part.isBlank()) {
         continue;
@@ -94,8 +101,23 @@ public final class StrategyRegistry {
         settings.put(pair[0].trim(), pair[1].trim());
       }
       m.put(name, AffinityRouterStrategy.variant(name, settings));
+      r.add(name);
     }
-    return new StrategyRegistry(m);
+    return new StrategyRegistry(m, r);
+  }
+
+  /** Whether {@code name} is the real router or one of its variants. */
+  public boolean isRouter(String name) {
+    return routers.contains(name);
+  }
+
+  /**
+   * Whether {@code name} is a peer: a registered strategy that is neither the real router (or a
+   * variant of it) nor the infinite-cache bound.
+   */
+  public boolean isPeer(String name) {
+    Entry e = entries.get(name);
+    return e != null && !e.infiniteCache() && !routers.contains(name);
   }
 
   /** All entries, in registration order. */

@@ -1,0 +1,30 @@
+package io.affinityrouter.examples.simulator.strategy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+
+class StrategyRegistryTest {
+  private final StrategyRegistry registry =
+      StrategyRegistry.standard().withRouterVariants("sticky=repinSlackMillis:1000");
+
+  @Test
+  void theRouterAndItsVariantsAreNotPeers() {
+    for (String name : new String[] {"affinity-router", "affinity-router-nosess", "sticky"}) {
+      assertThat(registry.isRouter(name)).as(name).isTrue();
+      assertThat(registry.isPeer(name)).as(name).isFalse();
+    }
+  }
+
+  @Test
+  void emulationsArePeersAndTheBoundIsNot() {
+    for (String name : new String[] {"sglang-cache-aware", "llm-d", "dynamo-kv", "consistent-hash",
+        "round-robin"}) {
+      assertThat(registry.isPeer(name)).as(name).isTrue();
+      assertThat(registry.isRouter(name)).as(name).isFalse();
+    }
+    assertThat(registry.isPeer("infinite-cache")).isFalse();
+    assertThat(registry.isPeer("no-such-strategy")).isFalse();
+    assertThat(StrategyRegistry.standard().isRouter("sticky")).isFalse();
+  }
+}
