@@ -7,7 +7,9 @@
  *       where session bindings live (in memory for one gateway, Redis for many);
  *   <li>{@link io.affinityrouter.spi.ReplicaScorer}: an extra term in a replica's score;
  *   <li>{@link io.affinityrouter.spi.ReplicaFilter}: rules a replica out for a request;
- *   <li>{@link io.affinityrouter.spi.RoutingListener}: observes decisions, repins, wakes, failures.
+ *   <li>{@link io.affinityrouter.spi.RoutingListener}: observes decisions, repins, wakes, failures;
+ *   <li>{@link io.affinityrouter.spi.LoadExchange}: lets several gateways' routers see each other's
+ *       queued work (in memory for one JVM, Redis for many).
  * </ul>
  *
  * <p>Scorers, filters and listeners are registered on the router's builder or discovered with

@@ -71,6 +71,8 @@ public final class AffinityRouter {
      * sessions for prefixes every replica holds; the simulator's RAGPulse runs showed it).
      */
     public static final double DEFAULT_AFFINITY_CACHED_FRACTION = 0.5;
+    /** Default interval of {@link #loadExchange}: 100 ms. */
+    public static final Duration DEFAULT_LOAD_EXCHANGE_INTERVAL = Duration.ofMillis(100);
     /**
      * Default overload threshold, as a multiple of the session's cache value: a session leaves its
      * bound replica when that replica's estimated TTFT (with the session's cache) exceeds the best
@@ -154,6 +156,9 @@ public final class AffinityRouter {
     Duration unavailableRetryAfter = DEFAULT_UNAVAILABLE_RETRY_AFTER;
     Duration wakeThreshold = DEFAULT_WAKE_THRESHOLD;
     long rememberedSessions = DEFAULT_REMEMBERED_SESSIONS;
+    io.affinityrouter.spi.LoadExchange loadExchange;
+    String routerId;
+    Duration loadExchangeInterval = DEFAULT_LOAD_EXCHANGE_INTERVAL;
     final List<ReplicaScorer> scorers = new ArrayList<>();
     final List<ReplicaFilter> filters = new ArrayList<>();
     final List<RoutingListener> listeners = new ArrayList<>();
@@ -449,6 +454,29 @@ public final class AffinityRouter {
         throw new IllegalArgumentException("rememberedSessions: " + sessions + " (expected: > 0)");
       }
       this.rememberedSessions = sessions;
+      return this;
+    }
+
+    /**
+     * Shares this router's queued prefill per replica with the other routers (gateways) of the fleet
+     * through {@code exchange}, and counts theirs in its own estimates: every {@code interval} (at
+     * most; the exchange runs on a decision thread when a decision finds the interval elapsed, and
+     * never blocks it), this router publishes its view and reads the others'. Without it (the
+     * default), another gateway's queue is seen only through the engines' scraped waiting counts.
+     * The caller owns the exchange (the router does not close it).
+     *
+     * @param exchange the fleet's exchange, shared by every router that routes the fleet
+     * @param routerId this router's id, unique among them (a host name, a pod name)
+     * @param interval how often to exchange (default {@link #DEFAULT_LOAD_EXCHANGE_INTERVAL}: the
+     *     scrape interval the rest of the load view lives with)
+     * @throws IllegalArgumentException if {@code routerId} is blank or {@code interval} is not
+     *     positive
+     */
+    public Builder loadExchange(io.affinityrouter.spi.LoadExchange exchange, String routerId,
+        Duration interval) {
+      this.loadExchange = Objects.requireNonNull(exchange, "exchange");
+      this.routerId = Checks.notBlank(routerId, "routerId");
+      this.loadExchangeInterval = Checks.positive(interval, "loadExchangeInterval");
       return this;
     }
 

@@ -86,6 +86,11 @@ final class DefaultRouter implements Router {
   private final ThreadLocal<Selection.Scratch> scratch;
   private final Pinning pinning;
   private final AtomicBoolean closed = new AtomicBoolean();
+  private final io.affinityrouter.spi.LoadExchange loadExchange;
+  private final String routerId;
+  private final long loadExchangeMillis;
+  private final java.util.concurrent.atomic.AtomicLong nextExchangeMillis =
+      new java.util.concurrent.atomic.AtomicLong(Long.MIN_VALUE);
 
   DefaultRouter(AffinityRouter.Builder b, BindingStore store, boolean ownsStore) {
     this.store = store;
@@ -120,6 +125,9 @@ final class DefaultRouter implements Router {
     this.bestPrefill = b.affinityBudgetQuantile > 0
         ? new DecayingQuantile(b.affinityBudgetQuantile, BUDGET_HALF_LIFE, BUDGET_WARM_UP) : null;
     this.holderSavingsMultiple = b.holderSavingsMultiple;
+    this.loadExchange = b.loadExchange;
+    this.routerId = b.routerId;
+    this.loadExchangeMillis = b.loadExchangeInterval.toMillis();
     this.scorers = b.scorers.toArray(new ReplicaScorer[0]);
     this.filters = b.filters.toArray(new ReplicaFilter[0]);
     this.listeners = b.listeners.toArray(new RoutingListener[0]);
@@ -313,6 +321,9 @@ final class DefaultRouter implements Router {
   private void score(Selection sel, Selection.Scratch s) {
     int count = index.match(sel.hashes, sel.blocks, s.depthByOrdinal, s.ordinals);
     long now = clock.millis();
+    if (loadExchange != null) {
+      maybeExchange(now);
+    }
     double bestUsablePrefill = Double.POSITIVE_INFINITY;
     for (int i = 0; i < sel.size; i++) {
       byte st = sel.status[i];
@@ -619,6 +630,36 @@ final class DefaultRouter implements Router {
       } catch (RuntimeException e) {
         // Listeners must not break routing.
       }
+    }
+  }
+
+  /**
+   * Publishes this router's queued prefill per replica and takes in the other routers', when the
+   * exchange interval has elapsed; one decision thread wins the slot, the others go on. A failing
+   * exchange keeps the last view (it drains with time) and is reported as a plugin failure.
+   */
+  private void maybeExchange(long now) {
+    long next = nextExchangeMillis.get();
+    if (now < next || !nextExchangeMillis.compareAndSet(next, now + loadExchangeMillis)) {
+      return;
+    }
+    Map<String, Double> mine = new java.util.HashMap<>();
+    for (ReplicaState state : tracker.states()) {
+      double pending = state.pendingPrefillSeconds(now);
+      if (pending > 0) {
+        mine.put(state.id(), pending);
+      }
+    }
+    Map<String, Double> others;
+    try {
+      others = Objects.requireNonNull(loadExchange.exchange(routerId, mine, now), "others");
+    } catch (RuntimeException e) {
+      notifyPluginFailure("loadExchange", e);
+      return;
+    }
+    for (ReplicaState state : tracker.states()) {
+      Double v = others.get(state.id());
+      state.peerQueue(v == null || !(v > 0) || Double.isInfinite(v) ? 0 : v, now);
     }
   }
 

@@ -52,6 +52,11 @@ public final class LoadTracker {
     return s != null ? s : states.computeIfAbsent(replicaId, this::create);
   }
 
+  /** Every replica state created so far (a live view; safe to read while others are created). */
+  public java.util.Collection<ReplicaState> states() {
+    return java.util.Collections.unmodifiableCollection(states.values());
+  }
+
   private ReplicaState create(String id) {
     int ordinal = nextOrdinal.get() < maxReplicas ? nextOrdinal.getAndIncrement() : NO_ORDINAL;
     if (ordinal >= maxReplicas) {

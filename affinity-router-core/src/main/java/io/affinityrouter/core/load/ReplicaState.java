@@ -39,6 +39,12 @@ public final class ReplicaState {
   private double engineWritten; // the counter's increments, decayed; under workLock
   private long engineStampMillis;
   private long engineSinceMillis; // when the counter was first seen (or seen to restart)
+  private volatile PeerQueue peerQueue = PeerQueue.NONE; // other routers' queued prefill, if shared
+
+  /** Other routers' queued prefill seconds on the replica, as of {@code stampMillis}. */
+  private record PeerQueue(double seconds, long stampMillis) {
+    static final PeerQueue NONE = new PeerQueue(0, 0);
+  }
 
   ReplicaState(String id, int ordinal, double decodeRatePrior) {
     this.id = id;
@@ -172,6 +178,27 @@ public final class ReplicaState {
   private double pendingWork(long nowMillis) {
     double elapsed = Math.max(0, nowMillis - workStampMillis) / 1000.0;
     return Math.max(0, workEnqueued - workDone - elapsed);
+  }
+
+  /**
+   * Sets the prefill the other routers of the fleet have queued on the replica, in seconds, as a
+   * {@link io.affinityrouter.spi.LoadExchange} reported it at {@code nowMillis}.
+   */
+  public void peerQueue(double seconds, long nowMillis) {
+    peerQueue = seconds > 0 ? new PeerQueue(seconds, nowMillis) : PeerQueue.NONE;
+  }
+
+  /**
+   * The other routers' queued prefill on the replica, seconds, drained by the time since it was
+   * reported (the engine works through it as through this router's own queue); 0 without an
+   * exchange.
+   */
+  public double peerPendingSeconds(long nowMillis) {
+    PeerQueue q = peerQueue;
+    if (q.seconds() == 0) {
+      return 0;
+    }
+    return Math.max(0, q.seconds() - Math.max(0, nowMillis - q.stampMillis()) / 1000.0);
   }
 
   /**

@@ -24,9 +24,10 @@ import io.affinityrouter.core.load.ReplicaState;
  *   <li>{@code prefillAhead} is the prefill work queued before the request, in seconds: the larger
  *       of this router's own queue there ({@link ReplicaState#pendingPrefillSeconds}: each routed
  *       request's estimated prefill, drained as time passes and as first tokens arrive; fresh and
- *       exact about what this router sent) and the engine's queue in tokens (its waiting requests
- *       times the average uncached prompt; stale by the scrape interval, but it counts other gateways'
- *       work) over the prefill rate;
+ *       exact about what this router sent) plus, with a {@link io.affinityrouter.spi.LoadExchange},
+ *       what the other gateways published of theirs ({@link ReplicaState#peerPendingSeconds}), and
+ *       the engine's queue in tokens (its waiting requests times the average uncached prompt; stale
+ *       by the scrape interval, but it counts other gateways' work) over the prefill rate;
  *   <li>{@code running} is the larger of this router's in-flight requests and the engine's running
  *       requests; each running sequence adds {@code runningSequenceSeconds}: the decode batch's
  *       contention, and the sessions it stands for, whose next turns will come back there;
@@ -152,7 +153,9 @@ public final class CostModel {
       long requestTokens, int running, double slowdown, long nowMillis) {
     double engineQueue = Math.max(state.pendingPrefillTokens(),
         load.waitingRequests() * tracker.uncachedPromptTokensPerRequest()) / prefillTokensPerSecond;
-    double prefillAhead = Math.max(state.pendingPrefillSeconds(nowMillis), engineQueue);
+    double ownAndPeers = state.pendingPrefillSeconds(nowMillis)
+        + state.peerPendingSeconds(nowMillis);
+    double prefillAhead = Math.max(ownAndPeers, engineQueue);
     double seconds = prefillAhead * slowdown + running * runningSequenceSeconds;
     long capacity = load.kvCapacityTokens();
     if (capacity > 0) {

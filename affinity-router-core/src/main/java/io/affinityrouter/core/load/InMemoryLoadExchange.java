@@ -1,0 +1,105 @@
+package io.affinityrouter.core.load;
+
+import io.affinityrouter.spi.LoadExchange;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * A {@link LoadExchange} for routers in one JVM (several gateways' routers in one process, tests,
+ * the fleet simulator): publications live in a concurrent map, and a router's exchange sees the
+ * others' latest ones at once. Publications older than the staleness limit (a router that stopped
+ * exchanging) are dropped. Thread-safe.
+ */
+public final class InMemoryLoadExchange implements LoadExchange {
+  /** Default staleness limit: 10 s. */
+  public static final Duration DEFAULT_STALE_AFTER = Duration.ofSeconds(10);
+
+  private record Publication(Map<String, Double> queuedSeconds, long atMillis) {}
+
+  private final ConcurrentHashMap<String, Publication> publications = new ConcurrentHashMap<>();
+  private final long staleAfterMillis;
+
+  /** Creates an exchange with {@link #DEFAULT_STALE_AFTER}. */
+  public InMemoryLoadExchange() {
+    this(DEFAULT_STALE_AFTER);
+  }
+
+  /**
+   * Creates an exchange that ignores publications older than {@code staleAfter}.
+   *
+   * @throws IllegalArgumentException if {@code staleAfter} is not positive
+   */
+  public InMemoryLoadExchange(Duration staleAfter) {
+    Objects.requireNonNull(staleAfter, "staleAfter");
+    if (staleAfter.isNegative() || staleAfter.isZero()) {
+      throw new IllegalArgumentException("staleAfter: " + staleAfter + " (expected: > 0)");
+    }
+    this.staleAfterMillis = staleAfter.toMillis();
+  }
+
+  @Override
+  public Map<String, Double> exchange(String routerId, Map<String, Double> queuedSeconds,
+      long nowMillis) {
+    String id = checkRouterId(routerId);
+    publications.put(id, new Publication(checkQueued(queuedSeconds), nowMillis));
+    Map<String, Double> others = new HashMap<>();
+    for (Map.Entry<String, Publication> e : publications.entrySet()) {
+      Publication p = e.getValue();
+      long age = nowMillis - p.atMillis();
+      if (e.getKey().equals(id)) {
+        continue;
+      }
+      if (age > staleAfterMillis) {
+        publications.remove(e.getKey(), p);
+        continue;
+      }
+      addDrained(others, p.queuedSeconds(), age);
+    }
+    return others;
+  }
+
+  /**
+   * Adds {@code queued}, published {@code ageMillis} ago, to {@code into}, each value drained by the
+   * age (never below zero).
+   */
+  static void addDrained(Map<String, Double> into, Map<String, Double> queued, long ageMillis) {
+    double drained = Math.max(0, ageMillis) / 1000.0;
+    for (Map.Entry<String, Double> q : queued.entrySet()) {
+      double left = q.getValue() - drained;
+      if (left > 0) {
+        into.merge(q.getKey(), left, Double::sum);
+      }
+    }
+  }
+
+  /** Checks a router id; returns it. */
+  static String checkRouterId(String routerId) {
+    Objects.requireNonNull(routerId, "routerId");
+    if (routerId.isBlank()) {
+      throw new IllegalArgumentException("routerId: blank (expected: a non-blank id)");
+    }
+    return routerId;
+  }
+
+  /** Checks and copies a publication. */
+  static Map<String, Double> checkQueued(Map<String, Double> queuedSeconds) {
+    Objects.requireNonNull(queuedSeconds, "queuedSeconds");
+    for (Map.Entry<String, Double> e : queuedSeconds.entrySet()) {
+      Objects.requireNonNull(e.getKey(), "replica id");
+      Double v = e.getValue();
+      if (v == null || !(v >= 0) || Double.isInfinite(v)) {
+        throw new IllegalArgumentException("queuedSeconds of " + e.getKey() + ": " + v
+            + " (expected: finite and >= 0)");
+      }
+    }
+    return Map.copyOf(queuedSeconds);
+  }
+
+  @Override
+  public void close() {
+    publications.clear();
+  }
+}
