@@ -22,6 +22,11 @@ final class BindingKeyFormat {
     this.hashSessionIds = hashSessionIds;
   }
 
+  /** The hash where routers exchange their queued work ({@code RedisLoadExchange}): {@code <prefix>load}. */
+  String loadKey() {
+    return prefix + "load";
+  }
+
   /** The channel on which repins publish invalidations: {@code <prefix>invalidate}. */
   String invalidationChannel() {
     return prefix + "invalidate";

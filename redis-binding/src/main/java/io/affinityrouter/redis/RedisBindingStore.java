@@ -78,6 +78,17 @@ public final class RedisBindingStore implements BindingStore {
     scripts.preload(connections.scripting);
   }
 
+  /**
+   * A {@link io.affinityrouter.spi.LoadExchange} over this store's connection (one hash,
+   * {@code <keyPrefix>load}, beside the bindings): give the same store's exchange to every gateway's
+   * {@code AffinityRouter.Builder.loadExchange}. Closing the store ends it; closing the exchange
+   * leaves the store open.
+   */
+  public RedisLoadExchange loadExchange() {
+    return new RedisLoadExchange(connections.scripting, keys.loadKey(),
+        RedisLoadExchange.DEFAULT_STALE_AFTER);
+  }
+
   /** A builder; see {@link RedisBindingStoreBuilder} for the options and their defaults. */
   public static RedisBindingStoreBuilder builder() {
     return new RedisBindingStoreBuilder();

@@ -74,6 +74,34 @@ class AclRedisBindingStoreTest {
   }
 
   @Test
+  void theLoadExchangeNeedsTheThreeHashCommandsTheReadmeAdds() {
+    assertThat(server.cli(("acl setuser exchanger " + STORE_ACL.replace(">s3cret", ">x")
+        + " +hset +hgetall +hdel").split(" "))).isEqualTo("OK");
+    try (RedisBindingStore minimal = RedisBindingStore.builder()
+            .uri("redis://binder:s3cret@127.0.0.1:" + server.port()).build();
+        RedisBindingStore withHashes = RedisBindingStore.builder()
+            .uri("redis://exchanger:x@127.0.0.1:" + server.port()).build()) {
+      RedisLoadExchange denied = minimal.loadExchange();
+      denied.exchange("a", java.util.Map.of("r1", 1.0), 1_000);
+      RedisLoadExchange allowed = withHashes.loadExchange();
+      java.util.Map<String, Double> view = java.util.Map.of();
+      long deadline = System.nanoTime() + 5_000_000_000L;
+      allowed.exchange("b", java.util.Map.of("r1", 2.0), 1_000);
+      RedisLoadExchange other = withHashes.loadExchange();
+      while (view.isEmpty() && System.nanoTime() < deadline) {
+        view = other.exchange("c", java.util.Map.of(), 1_000);
+        RedisProcess.sleep(10);
+      }
+      assertThat(view).containsEntry("r1", 2.0); // b's, not the denied a's
+      while (denied.failures() == 0 && System.nanoTime() < deadline) {
+        RedisProcess.sleep(10);
+      }
+      assertThat(denied.failures()).isEqualTo(1);
+      assertThat(allowed.failures()).isZero();
+    }
+  }
+
+  @Test
   void aWrongPasswordFailsTheBuild() {
     assertThatThrownBy(() -> RedisBindingStore.builder()
         .uri("redis://binder:wrong@127.0.0.1:" + server.port()).build())

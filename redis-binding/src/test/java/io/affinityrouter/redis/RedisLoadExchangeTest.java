@@ -1,0 +1,221 @@
+package io.affinityrouter.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
+
+import io.affinityrouter.Replica;
+import io.affinityrouter.Router;
+import io.affinityrouter.RoutingDecision;
+import io.affinityrouter.RoutingRequest;
+import io.affinityrouter.core.AffinityRouter;
+import io.affinityrouter.redis.testing.RedisProcess;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.InstantSource;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Routers of two gateways exchanging their queued work through one real redis-server. */
+class RedisLoadExchangeTest {
+  private static final long NOW = 1_700_000_000_000L;
+  private static RedisProcess server;
+  private static RedisBindingStore gatewayA;
+  private static RedisBindingStore gatewayB;
+
+  @BeforeAll
+  static void start() {
+    server = RedisProcess.start();
+    gatewayA = RedisBindingStore.builder().uri("redis://127.0.0.1:" + server.port()).build();
+    gatewayB = RedisBindingStore.builder().uri("redis://127.0.0.1:" + server.port()).build();
+  }
+
+  @AfterAll
+  static void stop() {
+    gatewayA.close();
+    gatewayB.close();
+    server.close();
+  }
+
+  @BeforeEach
+  void flush() {
+    server.cli("flushall");
+  }
+
+  /** Calls {@code exchange} until it returns a non-empty view (the previous reply has landed). */
+  private static Map<String, Double> awaitView(Supplier<Map<String, Double>> exchange) {
+    return awaitView(exchange, v -> !v.isEmpty());
+  }
+
+  /** Calls {@code exchange} until its view passes {@code ready} (a reply one call old lands). */
+  private static Map<String, Double> awaitView(Supplier<Map<String, Double>> exchange,
+      java.util.function.Predicate<Map<String, Double>> ready) {
+    long deadline = System.nanoTime() + 5_000_000_000L;
+    Map<String, Double> v = exchange.get();
+    while (!ready.test(v) && System.nanoTime() < deadline) {
+      RedisProcess.sleep(10);
+      v = exchange.get();
+    }
+    return v;
+  }
+
+  /** Waits until the exchange's hash has each field (their EVALs ran: replies are not awaited). */
+  private static void awaitFields(String... fields) {
+    long deadline = System.nanoTime() + 5_000_000_000L;
+    while (System.nanoTime() < deadline) {
+      String keys = server.cli("hkeys", "ar:b:load");
+      if (java.util.Arrays.stream(fields).allMatch(f -> keys.lines().anyMatch(f::equals))) {
+        return;
+      }
+      RedisProcess.sleep(10);
+    }
+    throw new AssertionError("fields " + List.of(fields) + " never all appeared");
+  }
+
+  @Test
+  void eachRouterSeesTheOthersPublicationsDrainedByAge() {
+    RedisLoadExchange a = gatewayA.loadExchange();
+    RedisLoadExchange b = gatewayB.loadExchange();
+    RedisLoadExchange c = gatewayB.loadExchange();
+    a.exchange("a", Map.of("r1", 2.0, "r2", 0.25), NOW);
+    c.exchange("c", Map.of("r1", 1.0), NOW);
+    awaitFields("a", "c");
+    Map<String, Double> seenByB = awaitView(() -> b.exchange("b", Map.of("r1", 5.0), NOW + 100));
+    assertThat(seenByB.get("r1")).isCloseTo(1.9 + 0.9, within(1e-9));
+    assertThat(seenByB.get("r2")).isCloseTo(0.15, within(1e-9));
+    // a sees b's and c's, never its own
+    // a's previous reply was sent before b published; its next one has b's
+    Map<String, Double> seenByA = awaitView(() -> a.exchange("a", Map.of(), NOW + 100),
+        v -> v.getOrDefault("r1", 0.0) > 1);
+    assertThat(seenByA.get("r1")).isCloseTo(5.0 + 0.9, within(1e-9));
+    assertThat(seenByA).doesNotContainKey("r2");
+    assertThat(server.cli("hlen", "ar:b:load").trim()).isEqualTo("3");
+  }
+
+  @Test
+  void staleAndCorruptPublicationsAreIgnoredAndStalePublicationsRemoved() {
+    RedisLoadExchange old = gatewayA.loadExchange();
+    old.exchange("old", Map.of("r1", 100.0), NOW - 20_000);
+    awaitFields("old");
+    server.cli("hset", "ar:b:load", "junk", "not a publication");
+    RedisLoadExchange a = gatewayA.loadExchange();
+    a.exchange("a", Map.of("r2", 1.0), NOW);
+    awaitFields("a");
+    RedisLoadExchange b = gatewayB.loadExchange();
+    Map<String, Double> view = awaitView(() -> b.exchange("b", Map.of(), NOW));
+    assertThat(view).containsOnlyKeys("r2");
+    String fields = server.cli("hkeys", "ar:b:load");
+    assertThat(fields).doesNotContain("old").doesNotContain("junk").contains("a").contains("b");
+    assertThat(Long.parseLong(server.cli("pttl", "ar:b:load").trim()))
+        .isBetween(1L, RedisLoadExchange.DEFAULT_STALE_AFTER.toMillis());
+  }
+
+  @Test
+  void whenRedisIsDownTheLastViewDrainsAndNothingIsThrown() {
+    RedisProcess own = RedisProcess.start();
+    try (RedisBindingStore store = RedisBindingStore.builder()
+        .uri("redis://127.0.0.1:" + own.port()).commandTimeout(Duration.ofMillis(200)).build()) {
+      RedisLoadExchange a = store.loadExchange();
+      RedisLoadExchange b = store.loadExchange();
+      a.exchange("a", Map.of("r1", 3.0), NOW);
+      assertThat(awaitView(() -> b.exchange("b", Map.of(), NOW)).get("r1"))
+          .isCloseTo(3.0, within(1e-9));
+      own.kill();
+      long before = b.failures();
+      for (int i = 0; i < 3; i++) {
+        Map<String, Double> v = b.exchange("b", Map.of(), NOW + 1_000);
+        assertThat(v.get("r1")).isCloseTo(2.0, within(1e-9));
+      }
+      long deadline = System.nanoTime() + 5_000_000_000L;
+      while (b.failures() == before && System.nanoTime() < deadline) {
+        RedisProcess.sleep(20);
+      }
+      assertThat(b.failures()).isGreaterThan(before);
+      assertThat(b.exchange("b", Map.of(), NOW + 5_000)).isEmpty(); // fully drained
+    } finally {
+      own.close();
+    }
+  }
+
+  @Test
+  void badInputIsRejectedWithTheReason() {
+    RedisLoadExchange a = gatewayA.loadExchange();
+    assertThatThrownBy(() -> a.exchange("", Map.of(), NOW))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("routerId: blank (expected: a non-blank id)");
+    assertThatThrownBy(() -> a.exchange("a", Map.of("r1", Double.POSITIVE_INFINITY), NOW))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("queuedSeconds of r1: Infinity (expected: finite and >= 0)");
+    assertThat(server.cli("exists", "ar:b:load").trim()).isEqualTo("0");
+  }
+
+  @Test
+  void encodingRoundTripsAndSkipsIdsItCannotCarry() {
+    String v = RedisLoadExchange.encode(Map.of("r1", 1.5, "bad\tid", 2.0, "zero", 0.0), 42);
+    RedisLoadExchange.Publication p = RedisLoadExchange.decode("x", v);
+    assertThat(p.atMillis()).isEqualTo(42);
+    assertThat(p.queuedSeconds()).containsExactly(Map.entry("r1", 1.5));
+    assertThat(RedisLoadExchange.decode("x", "ar1|12\nr1")).isNull();
+    assertThat(RedisLoadExchange.decode("x", "ar1|x")).isNull();
+    assertThat(RedisLoadExchange.decode("x", "ar1|1\nr1\t-2")).isNull();
+  }
+
+  /** A clock both gateways' routers read, moved by the test. */
+  private static final class Clock implements InstantSource {
+    final AtomicLong millis = new AtomicLong(NOW);
+
+    @Override
+    public Instant instant() {
+      return Instant.ofEpochMilli(millis.get());
+    }
+
+    @Override
+    public long millis() {
+      return millis.get();
+    }
+  }
+
+  private static RoutingRequest prompt(long seed, int tokens) {
+    SplittableRandom r = new SplittableRandom(seed);
+    int[] t = new int[tokens];
+    for (int i = 0; i < tokens; i++) {
+      t[i] = r.nextInt(150_000);
+    }
+    return RoutingRequest.builder().promptTokens(t).expectedOutputTokens(100).build();
+  }
+
+  @Test
+  void aGatewayAvoidsTheReplicaAnotherGatewayJustGaveALongPrompt() {
+    Clock clock = new Clock();
+    List<Replica> fleet = List.of(Replica.builder("r0").build(), Replica.builder("r1").build());
+    Router a = AffinityRouter.builder().clock(clock).topK(1).bindingStore(gatewayA)
+        .loadExchange(gatewayA.loadExchange(), "gateway-a", Duration.ofMillis(100)).build();
+    Router b = AffinityRouter.builder().clock(clock).topK(1).bindingStore(gatewayB)
+        .loadExchange(gatewayB.loadExchange(), "gateway-b", Duration.ofMillis(100)).build();
+    RoutingDecision longOne = a.select(prompt(1, 65_536), fleet);
+    clock.millis.addAndGet(100);
+    a.select(prompt(2, 16), fleet).lease().close(); // publishes the long prefill
+    long deadline = System.nanoTime() + 5_000_000_000L; // a's EVAL reached Redis
+    while (!server.cli("hget", "ar:b:load", "gateway-a").contains("\t")
+        && System.nanoTime() < deadline) {
+      RedisProcess.sleep(10);
+    }
+    awaitFields("gateway-a");
+    clock.millis.addAndGet(100);
+    b.select(prompt(3, 16), fleet).lease().close(); // sends b's exchange; its reply carries a's
+    RedisProcess.sleep(300);
+    clock.millis.addAndGet(100);
+    RoutingDecision d = b.select(prompt(4, 2_048), fleet);
+    assertThat(d.replica().id()).isNotEqualTo(longOne.replica().id());
+    assertThat(d.scores().queueSeconds()).isLessThan(0.1);
+    a.close();
+    b.close();
+  }
+}
