@@ -45,6 +45,24 @@ class ClusterRedisBindingStoreTest {
   }
 
   @Test
+  void theLoadExchangeWorksOnACluster() {
+    try (RedisBindingStore a = store(0); RedisBindingStore b = store(0)) {
+      RedisLoadExchange ea = a.loadExchange();
+      RedisLoadExchange eb = b.loadExchange();
+      long now = System.currentTimeMillis();
+      ea.exchange("gateway-a", java.util.Map.of("r1", 3.0), now);
+      java.util.Map<String, Double> view = java.util.Map.of();
+      long deadline = System.nanoTime() + 10_000_000_000L;
+      while (view.isEmpty() && System.nanoTime() < deadline) {
+        view = eb.exchange("gateway-b", java.util.Map.of(), now);
+        RedisProcess.sleep(20);
+      }
+      assertThat(view).containsEntry("r1", 3.0);
+      assertThat(ea.failures() + eb.failures()).isZero();
+    }
+  }
+
+  @Test
   void bindingsSpreadOverTheSlotsAndSurviveASlotMoveDuringTraffic() throws Exception {
     try (RedisBindingStore a = store(0); RedisBindingStore b = store(10_000)) {
       AtomicReferenceArray<Binding> claimed =
