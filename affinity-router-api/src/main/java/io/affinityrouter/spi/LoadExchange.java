@@ -46,6 +46,21 @@ public interface LoadExchange extends AutoCloseable {
    */
   Map<String, Double> exchange(String routerId, Map<String, Double> queuedSeconds, long nowMillis);
 
+  /**
+   * Adds one publication, {@code ageMillis} old, to {@code sums}: each replica's seconds less the age
+   * in seconds, left out when nothing is left (the contract's drain rule, for implementations).
+   */
+  static void addDrained(Map<String, Double> sums, Map<String, Double> queuedSeconds,
+      long ageMillis) {
+    double drained = Math.max(0, ageMillis) / 1000.0;
+    for (Map.Entry<String, Double> q : queuedSeconds.entrySet()) {
+      double left = q.getValue() - drained;
+      if (left > 0) {
+        sums.merge(q.getKey(), left, Double::sum);
+      }
+    }
+  }
+
   /** Releases the exchange's resources (connections it owns). Idempotent. */
   @Override
   void close();

@@ -118,13 +118,7 @@ public final class RedisLoadExchange implements LoadExchange {
       if (p.routerId().equals(routerId) || age > staleAfterMillis) {
         continue;
       }
-      double drained = Math.max(0, age) / 1000.0;
-      for (Map.Entry<String, Double> q : p.queuedSeconds().entrySet()) {
-        double left = q.getValue() - drained;
-        if (left > 0) {
-          out.merge(q.getKey(), left, Double::sum);
-        }
-      }
+      LoadExchange.addDrained(out, p.queuedSeconds(), age);
     }
     return out;
   }

@@ -56,23 +56,9 @@ public final class InMemoryLoadExchange implements LoadExchange {
         publications.remove(e.getKey(), p);
         continue;
       }
-      addDrained(others, p.queuedSeconds(), age);
+      LoadExchange.addDrained(others, p.queuedSeconds(), age);
     }
     return others;
-  }
-
-  /**
-   * Adds {@code queued}, published {@code ageMillis} ago, to {@code into}, each value drained by the
-   * age (never below zero).
-   */
-  static void addDrained(Map<String, Double> into, Map<String, Double> queued, long ageMillis) {
-    double drained = Math.max(0, ageMillis) / 1000.0;
-    for (Map.Entry<String, Double> q : queued.entrySet()) {
-      double left = q.getValue() - drained;
-      if (left > 0) {
-        into.merge(q.getKey(), left, Double::sum);
-      }
-    }
   }
 
   /** Checks a router id; returns it. */
