@@ -8,6 +8,7 @@ import io.affinityrouter.RoutingReason;
 import io.affinityrouter.RoutingRequest;
 import io.affinityrouter.core.AffinityRouter;
 import io.affinityrouter.core.binding.InMemoryBindingStore;
+import io.affinityrouter.core.load.InMemoryLoadExchange;
 import io.affinityrouter.examples.simulator.workload.PromptTokens;
 import io.affinityrouter.examples.simulator.workload.SimRequest;
 import io.affinityrouter.spi.RoutingListener;
@@ -34,11 +35,16 @@ final class AffinityRouterStrategy implements RoutingStrategy {
   private final @Nullable KvEventFeed kvEvents;
 
   private AffinityRouterStrategy(StrategyContext context, int gateway, boolean sessions,
-      boolean kvEvents, UnaryOperator<AffinityRouter.Builder> tuning) {
+      boolean kvEvents, long loadExchangeMillis, UnaryOperator<AffinityRouter.Builder> tuning) {
     InMemoryBindingStore store = context.shared("affinity-router.store",
         () -> InMemoryBindingStore.builder().clock(context.clock()).build());
     this.tokens = context.shared("affinity-router.tokens", PromptTokens::new);
-    this.router = tuning.apply(AffinityRouter.builder()
+    AffinityRouter.Builder builder = AffinityRouter.builder();
+    if (loadExchangeMillis > 0) { // the gateways' routers share one exchange
+      builder.loadExchange(context.shared("affinity-router.load-exchange",
+          InMemoryLoadExchange::new), "gateway-" + gateway, Duration.ofMillis(loadExchangeMillis));
+    }
+    this.router = tuning.apply(builder
         .bindingStore(store)
         .clock(context.clock())
         .random(new SplittableRandom(context.seedFor(gateway)))
@@ -62,10 +68,10 @@ final class AffinityRouterStrategy implements RoutingStrategy {
   static List<StrategyRegistry.Entry> entries() {
     return List.of(
         new StrategyRegistry.Entry("affinity-router", "the real router, default configuration",
-            (c, g) -> new AffinityRouterStrategy(c, g, true, false, b -> b), false),
+            (c, g) -> new AffinityRouterStrategy(c, g, true, false, 0, b -> b), false),
         new StrategyRegistry.Entry("affinity-router-nosess",
             "the real router, requests without session ids (prefix locality and load only)",
-            (c, g) -> new AffinityRouterStrategy(c, g, false, false, b -> b), false));
+            (c, g) -> new AffinityRouterStrategy(c, g, false, false, 0, b -> b), false));
   }
 
   /**
@@ -78,7 +84,9 @@ final class AffinityRouterStrategy implements RoutingStrategy {
    * {@code wakeThresholdMillis}, {@code budgetQuantile} (the affinity budget's quantile, 0 for
    * none), {@code holderSavings} (its holder savings multiple), {@code sessions} ({@code false} to
    * drop session ids),
-   * {@code kvEvents} ({@code true} to feed the engines' KV events).
+   * {@code kvEvents} ({@code true} to feed the engines' KV events), {@code loadExchangeMillis} (the
+   * gateways' routers share their queued prefill through one in-memory
+   * {@link io.affinityrouter.spi.LoadExchange} at this interval; 0, the default: they do not).
    *
    * @throws IllegalArgumentException on an unknown option or a bad value
    */
@@ -86,6 +94,7 @@ final class AffinityRouterStrategy implements RoutingStrategy {
     Map<String, String> copy = new TreeMap<>(settings);
     boolean sessions = !"false".equals(copy.getOrDefault("sessions", "true"));
     boolean kv = "true".equals(copy.getOrDefault("kvEvents", "false"));
+    long exchangeMillis;
     double repinSavings = AffinityRouter.Builder.DEFAULT_REPIN_SAVINGS_MULTIPLE;
     long repinSlack = AffinityRouter.Builder.DEFAULT_REPIN_SLACK.toMillis();
     for (String key : copy.keySet()) {
@@ -95,6 +104,11 @@ final class AffinityRouterStrategy implements RoutingStrategy {
       }
     }
     try {
+      exchangeMillis = Long.parseLong(copy.getOrDefault("loadExchangeMillis", "0"));
+      if (exchangeMillis < 0) {
+        throw new IllegalArgumentException("loadExchangeMillis: " + exchangeMillis
+            + " (expected: >= 0)");
+      }
       if (copy.containsKey("repinSavings")) {
         repinSavings = Double.parseDouble(copy.get("repinSavings"));
       }
@@ -134,7 +148,7 @@ final class AffinityRouterStrategy implements RoutingStrategy {
       };
       tuning.apply(AffinityRouter.builder());
       return new StrategyRegistry.Entry(name, "the real router with " + copy,
-          (c, g) -> new AffinityRouterStrategy(c, g, sessions, kv, tuning), false);
+          (c, g) -> new AffinityRouterStrategy(c, g, sessions, kv, exchangeMillis, tuning), false);
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException("router options: " + copy + " (expected: numbers)", e);
     }
@@ -144,7 +158,7 @@ final class AffinityRouterStrategy implements RoutingStrategy {
       "repinSavings", "repinSlackMillis", "affinityCachedFraction", "placementBlocks",
       "prefillTokensPerSecond", "batchSlowdownSequences", "runningSequenceSeconds",
       "attentionSeconds", "recomputeWeight", "prefixIndexEntries", "wakeThresholdMillis", "budgetQuantile", "holderSavings", "sessions",
-      "kvEvents");
+      "kvEvents", "loadExchangeMillis");
 
   @Override
   public Route route(SimRequest request, FleetView fleet) {
