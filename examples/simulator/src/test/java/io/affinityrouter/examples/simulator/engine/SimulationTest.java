@@ -59,6 +59,19 @@ class SimulationTest {
   }
 
   @Test
+  void gatewaysSharingTheirQueuesDecideDifferentlyAndStayDeterministic() {
+    StrategyRegistry.Entry shared = StrategyRegistry.standard()
+        .withRouterVariants("x=loadExchangeMillis:100").select(List.of("x")).get(0);
+    Workload w = mooncake(600);
+    RunResult a = Simulation.run(w, shared, config(11), line -> { });
+    RunResult b = Simulation.run(w, shared, config(11), line -> { });
+    assertThat(a.completed()).isEqualTo(600);
+    assertThat(b.ttftMicros()).isEqualTo(a.ttftMicros());
+    // two gateways: each now counts the other's queue, so some decisions change
+    assertThat(a.ttftMicros()).isNotEqualTo(run(w, "affinity-router", config(11)).ttftMicros());
+  }
+
+  @Test
   void noStrategyExceedsTheInfiniteCacheBound() {
     for (Workload w : List.of(mooncake(800), agents(60))) {
       RunResult bound = run(w, "infinite-cache", config(5));

@@ -1,6 +1,7 @@
 package io.affinityrouter.examples.simulator.strategy;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import org.junit.jupiter.api.Test;
 
@@ -14,6 +15,16 @@ class StrategyRegistryTest {
       assertThat(registry.isRouter(name)).as(name).isTrue();
       assertThat(registry.isPeer(name)).as(name).isFalse();
     }
+  }
+
+  @Test
+  void theLoadExchangeVariantTakesANonNegativeInterval() {
+    assertThat(StrategyRegistry.standard().withRouterVariants("x=loadExchangeMillis:100")
+        .isRouter("x")).isTrue();
+    assertThatThrownBy(() -> StrategyRegistry.standard()
+        .withRouterVariants("x=loadExchangeMillis:-1"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("loadExchangeMillis: -1 (expected: >= 0)");
   }
 
   @Test
