@@ -12,9 +12,9 @@ import java.util.Map;
  *
  * <h2>Contract</h2>
  * <ul>
- *   <li><b>One call per interval.</b> The router calls {@link #exchange} at most once per its
- *       configured interval (from a decision thread, never concurrently with itself for one router),
- *       passing its whole current view; the publication replaces the router's previous one.
+ *   <li><b>One call per interval.</b> The router starts {@link #exchange} at most once per its
+ *       configured interval, from a decision thread, passing its whole current view; the
+ *       publication replaces the router's previous one.
  *   <li><b>Never blocks.</b> An implementation backed by a remote store sends the publication in the
  *       background and returns what its last completed read saw; the router's decision does not wait
  *       for any I/O.
