@@ -47,6 +47,28 @@ public interface LoadExchange extends AutoCloseable {
   Map<String, Double> exchange(String routerId, Map<String, Double> queuedSeconds, long nowMillis);
 
   /**
+   * Checks {@link #exchange}'s arguments (for implementations).
+   *
+   * @throws IllegalArgumentException if {@code routerId} is blank or a value is negative, not
+   *     finite or null
+   */
+  static void checkArguments(String routerId, Map<String, Double> queuedSeconds) {
+    java.util.Objects.requireNonNull(routerId, "routerId");
+    java.util.Objects.requireNonNull(queuedSeconds, "queuedSeconds");
+    if (routerId.isBlank()) {
+      throw new IllegalArgumentException("routerId: blank (expected: a non-blank id)");
+    }
+    for (Map.Entry<String, Double> e : queuedSeconds.entrySet()) {
+      java.util.Objects.requireNonNull(e.getKey(), "replica id");
+      Double v = e.getValue();
+      if (v == null || !(v >= 0) || Double.isInfinite(v)) {
+        throw new IllegalArgumentException("queuedSeconds of " + e.getKey() + ": " + v
+            + " (expected: finite and >= 0)");
+      }
+    }
+  }
+
+  /**
    * Adds one publication, {@code ageMillis} old, to {@code sums}: each replica's seconds less the age
    * in seconds, left out when nothing is left (the contract's drain rule, for implementations).
    */

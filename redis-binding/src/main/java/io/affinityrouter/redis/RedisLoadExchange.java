@@ -8,7 +8,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -25,9 +24,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * Thread-safe.
  */
 public final class RedisLoadExchange implements LoadExchange {
-  /** Publications older than this are ignored and removed: {@value #DEFAULT_STALE_AFTER_SECONDS} s. */
+  /** Publications older than this are ignored and removed: 10 s. */
   public static final Duration DEFAULT_STALE_AFTER = Duration.ofSeconds(10);
-  private static final long DEFAULT_STALE_AFTER_SECONDS = 10;
 
   static final String SCRIPT = String.join("\n",
       "redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])",
@@ -68,10 +66,7 @@ public final class RedisLoadExchange implements LoadExchange {
   @Override
   public Map<String, Double> exchange(String routerId, Map<String, Double> queuedSeconds,
       long nowMillis) {
-    Objects.requireNonNull(routerId, "routerId");
-    if (routerId.isBlank()) {
-      throw new IllegalArgumentException("routerId: blank (expected: a non-blank id)");
-    }
+    LoadExchange.checkArguments(routerId, queuedSeconds);
     String value = encode(queuedSeconds, nowMillis);
     if (!closed.get()) {
       long seq = sent.incrementAndGet();
@@ -123,17 +118,15 @@ public final class RedisLoadExchange implements LoadExchange {
     return out;
   }
 
-  /** {@code ar1|<nowMillis>} then {@code \n<replica>\t<seconds>} per positive entry. */
+  /**
+   * {@code ar1|<nowMillis>} then {@code \n<replica>\t<seconds>} per positive entry (arguments
+   * checked by {@link LoadExchange#checkArguments}).
+   */
   static String encode(Map<String, Double> queuedSeconds, long nowMillis) {
-    Objects.requireNonNull(queuedSeconds, "queuedSeconds");
     StringBuilder b = new StringBuilder("ar1|").append(nowMillis);
     for (Map.Entry<String, Double> e : queuedSeconds.entrySet()) {
-      String id = Objects.requireNonNull(e.getKey(), "replica id");
-      Double v = e.getValue();
-      if (v == null || !(v >= 0) || Double.isInfinite(v)) {
-        throw new IllegalArgumentException("queuedSeconds of " + id + ": " + v
-            + " (expected: finite and >= 0)");
-      }
+      String id = e.getKey();
+      double v = e.getValue();
       if (v > 0 && id.indexOf('\t') < 0 && id.indexOf('\n') < 0) {
         b.append('\n').append(id).append('\t').append(v);
       }

@@ -43,13 +43,13 @@ public final class InMemoryLoadExchange implements LoadExchange {
   @Override
   public Map<String, Double> exchange(String routerId, Map<String, Double> queuedSeconds,
       long nowMillis) {
-    String id = checkRouterId(routerId);
-    publications.put(id, new Publication(checkQueued(queuedSeconds), nowMillis));
+    LoadExchange.checkArguments(routerId, queuedSeconds);
+    publications.put(routerId, new Publication(Map.copyOf(queuedSeconds), nowMillis));
     Map<String, Double> others = new HashMap<>();
     for (Map.Entry<String, Publication> e : publications.entrySet()) {
       Publication p = e.getValue();
       long age = nowMillis - p.atMillis();
-      if (e.getKey().equals(id)) {
+      if (e.getKey().equals(routerId)) {
         continue;
       }
       if (age > staleAfterMillis) {
@@ -59,29 +59,6 @@ public final class InMemoryLoadExchange implements LoadExchange {
       LoadExchange.addDrained(others, p.queuedSeconds(), age);
     }
     return others;
-  }
-
-  /** Checks a router id; returns it. */
-  static String checkRouterId(String routerId) {
-    Objects.requireNonNull(routerId, "routerId");
-    if (routerId.isBlank()) {
-      throw new IllegalArgumentException("routerId: blank (expected: a non-blank id)");
-    }
-    return routerId;
-  }
-
-  /** Checks and copies a publication. */
-  static Map<String, Double> checkQueued(Map<String, Double> queuedSeconds) {
-    Objects.requireNonNull(queuedSeconds, "queuedSeconds");
-    for (Map.Entry<String, Double> e : queuedSeconds.entrySet()) {
-      Objects.requireNonNull(e.getKey(), "replica id");
-      Double v = e.getValue();
-      if (v == null || !(v >= 0) || Double.isInfinite(v)) {
-        throw new IllegalArgumentException("queuedSeconds of " + e.getKey() + ": " + v
-            + " (expected: finite and >= 0)");
-      }
-    }
-    return Map.copyOf(queuedSeconds);
   }
 
   @Override
