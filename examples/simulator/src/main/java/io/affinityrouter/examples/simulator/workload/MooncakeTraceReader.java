@@ -23,13 +23,20 @@ import java.util.Map;
  * chained id implies all the blocks before it; a partial last block changes id when the conversation
  * grows) continues that request's session, the longest such match winning; otherwise it starts a new
  * one. A session's tail is taken by the turn that extends it, so later requests that merely share the
- * same prefix (a common system prompt) start sessions of their own. On the conversation trace this
- * gives 6,745 sessions for 12,031 requests. Requests are independent arrivals (open loop) at their timestamps. Stateless and
- * thread-safe.
+ * same prefix (a common system prompt) start sessions of their own. A match must span at least
+ * {@value #MIN_SESSION_BLOCKS} full blocks: every request of the conversation trace begins with the
+ * same block (id 0), so a one-block match is no evidence of a session (with one-block matches, the
+ * 1,354 requests whose only full block is that one each handed their "session" to the next request
+ * that matched nothing deeper, whatever conversation it belonged to). On the conversation trace this
+ * gives 8,099 sessions for 12,031 requests. Requests are independent arrivals (open loop) at their
+ * timestamps. Stateless and thread-safe.
  */
 public final class MooncakeTraceReader {
   /** Tokens per Mooncake hash block. */
   public static final int BLOCK_TOKENS = 512;
+
+  /** Full blocks a request must share with a session's tail to continue it. */
+  static final int MIN_SESSION_BLOCKS = 2;
 
   private MooncakeTraceReader() {}
 
@@ -84,13 +91,13 @@ public final class MooncakeTraceReader {
     tokens[ids.length - 1] = Math.max(1, input - BLOCK_TOKENS * (ids.length - 1));
     int full = input % BLOCK_TOKENS == 0 ? ids.length : ids.length - 1;
     String session = null;
-    for (int i = full - 1; i >= 0 && session == null; i--) {
+    for (int i = full - 1; i >= MIN_SESSION_BLOCKS - 1 && session == null; i--) {
       session = sessionTails.remove(ids[i]);
     }
     if (session == null) {
       session = "mc-" + index;
     }
-    if (full > 0) {
+    if (full >= MIN_SESSION_BLOCKS) {
       sessionTails.put(ids[full - 1], session);
     }
     return new SimRequest(index, session, timestampMs * 1_000_000L, ids, tokens, output, -1);

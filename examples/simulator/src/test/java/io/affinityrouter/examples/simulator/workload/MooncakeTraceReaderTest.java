@@ -43,8 +43,9 @@ class MooncakeTraceReaderTest {
       if (!ends.isEmpty()) {
         continued++;
         // a continued turn repeats an earlier turn of its session: it holds that turn's last full
-        // block (whose chained key implies all the blocks before it)
-        assertThat(Arrays.stream(r.keys()).anyMatch(ends::contains)).as(r.toString()).isTrue();
+        // block (whose chained key implies all the blocks before it), at least the second block
+        long[] deeper = Arrays.copyOfRange(r.keys(), 1, r.keys().length);
+        assertThat(Arrays.stream(deeper).anyMatch(ends::contains)).as(r.toString()).isTrue();
       }
       int full = r.inputTokens() % MooncakeTraceReader.BLOCK_TOKENS == 0
           ? r.keys().length : r.keys().length - 1;
@@ -52,8 +53,43 @@ class MooncakeTraceReaderTest {
         ends.add(r.keys()[full - 1]);
       }
     }
-    assertThat(continued).isPositive();
-    assertThat(endsBySession).hasSize(6_745);
+    assertThat(continued).isEqualTo(12_031 - 8_099);
+    assertThat(endsBySession).hasSize(8_099);
+  }
+
+  @Test
+  void theBlockEveryConversationBeginsWithContinuesNoSession() {
+    List<SimRequest> all =
+        MooncakeTraceReader.read(CONVERSATION, "c", Integer.MAX_VALUE).allRequests();
+    // every request of the trace begins with the same block
+    assertThat(all).allMatch(r -> r.keys()[0] == all.get(0).keys()[0]);
+    Map<String, Integer> requestsPerSession = new HashMap<>();
+    all.forEach(r -> requestsPerSession.merge(r.session(), 1, Integer::sum));
+    List<SimRequest> oneFullBlock = all.stream()
+        .filter(r -> r.inputTokens() < 2 * MooncakeTraceReader.BLOCK_TOKENS).toList();
+    assertThat(oneFullBlock).hasSize(1_354);
+    // such a prompt shares at most the common block with anything: it neither continues a
+    // session nor leaves one to continue
+    assertThat(oneFullBlock).allMatch(r -> requestsPerSession.get(r.session()) == 1);
+  }
+
+  @Test
+  void aSessionContinuesOnlyPastTheFirstBlock(@TempDir Path dir) throws Exception {
+    Path trace = dir.resolve("t.jsonl");
+    Files.writeString(trace, String.join("\n",
+        line(0, 600, "0, 1"), // one full block: the common one
+        line(1, 1200, "0, 2, 3"), // shares only block 0 with the first: a new session
+        line(2, 2000, "0, 2, 4, 5"), // holds the second's last full block (2): continues it
+        line(3, 1100, "0, 2, 6"))); // that tail was taken: a new session
+    List<SimRequest> r = MooncakeTraceReader.read(trace, "t", 10).allRequests();
+    assertThat(r.get(1).session()).isNotEqualTo(r.get(0).session());
+    assertThat(r.get(2).session()).isEqualTo(r.get(1).session());
+    assertThat(r.get(3).session()).isNotIn(r.get(0).session(), r.get(1).session());
+  }
+
+  private static String line(long timestampMs, int input, String hashIds) {
+    return "{\"timestamp\": " + timestampMs + ", \"input_length\": " + input
+        + ", \"output_length\": 10, \"hash_ids\": [" + hashIds + "]}";
   }
 
   @Test
