@@ -90,8 +90,19 @@ public final class Simulator {
     return samples;
   }
 
-  private static StrategyRegistry registry(SimulatorOptions o) {
-    return StrategyRegistry.standard().withRouterVariants(o.variants());
+  /**
+   * The router variant every run with several gateways adds: the configuration the README gives for
+   * several gateways (the load exchange, a repin multiple of 16).
+   */
+  static final String MULTI_GATEWAY_VARIANT =
+      "affinity-router-exchange=loadExchangeMillis:100,repinSavings:16";
+
+  static StrategyRegistry registry(SimulatorOptions o) {
+    StrategyRegistry standard = StrategyRegistry.standard();
+    if (o.gateways() > 1) {
+      standard = standard.withRouterVariants(MULTI_GATEWAY_VARIANT);
+    }
+    return standard.withRouterVariants(o.variants());
   }
 
   /** Runs every selected workload and strategy (with {@code o.seed()}); progress goes to stderr. */

@@ -3,6 +3,7 @@ package io.affinityrouter.examples.simulator;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.affinityrouter.examples.simulator.strategy.StrategyRegistry;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -13,6 +14,19 @@ class SimulatorOptionsTest {
     SimulatorOptions o = SimulatorOptions.parse(new String[] {"--seed", "7"});
     assertThat(o.seed()).isEqualTo(7);
     assertThat(o.seeds()).containsExactly(7L);
+  }
+
+  @Test
+  void severalGatewaysAddTheMultiGatewayConfiguration() {
+    StrategyRegistry scaleOut =
+        Simulator.registry(SimulatorOptions.parse(new String[] {"--scenario", "scale-out"}));
+    assertThat(scaleOut.all()).extracting(StrategyRegistry.Entry::name)
+        .contains("affinity-router", "affinity-router-exchange");
+    assertThat(scaleOut.isRouter("affinity-router-exchange")).isTrue();
+    assertThat(scaleOut.isPeer("affinity-router-exchange")).isFalse();
+    assertThat(Simulator.registry(SimulatorOptions.parse(new String[0])).all())
+        .extracting(StrategyRegistry.Entry::name)
+        .contains("affinity-router").doesNotContain("affinity-router-exchange");
   }
 
   @Test
