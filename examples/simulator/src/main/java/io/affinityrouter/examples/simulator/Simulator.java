@@ -95,7 +95,7 @@ public final class Simulator {
    * several gateways (the load exchange, a repin multiple of 16).
    */
   static final String MULTI_GATEWAY_VARIANT =
-      "affinity-router-exchange=loadExchangeMillis:100,repinSavings:16";
+      "affinity-router-exch=loadExchangeMillis:100,repinSavings:16";
 
   static StrategyRegistry registry(SimulatorOptions o) {
     StrategyRegistry standard = StrategyRegistry.standard();

@@ -21,12 +21,12 @@ class SimulatorOptionsTest {
     StrategyRegistry scaleOut =
         Simulator.registry(SimulatorOptions.parse(new String[] {"--scenario", "scale-out"}));
     assertThat(scaleOut.all()).extracting(StrategyRegistry.Entry::name)
-        .contains("affinity-router", "affinity-router-exchange");
-    assertThat(scaleOut.isRouter("affinity-router-exchange")).isTrue();
-    assertThat(scaleOut.isPeer("affinity-router-exchange")).isFalse();
+        .contains("affinity-router", "affinity-router-exch");
+    assertThat(scaleOut.isRouter("affinity-router-exch")).isTrue();
+    assertThat(scaleOut.isPeer("affinity-router-exch")).isFalse();
     assertThat(Simulator.registry(SimulatorOptions.parse(new String[0])).all())
         .extracting(StrategyRegistry.Entry::name)
-        .contains("affinity-router").doesNotContain("affinity-router-exchange");
+        .contains("affinity-router").doesNotContain("affinity-router-exch");
   }
 
   @Test
