@@ -16,6 +16,7 @@ import io.lettuce.core.masterreplica.MasterReplica;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
@@ -187,6 +188,7 @@ final class RedisConnections implements AutoCloseable {
   private static RedisConnections cluster(RedisClusterClient client, boolean withPubSub,
       @Nullable RedisClusterClient owned, @Nullable OwnedResources resources) {
     StatefulRedisClusterConnection<String, String> connection = client.connect();
+    connectMasters(connection);
     StatefulRedisPubSubConnection<String, String> pubsub = null;
     if (withPubSub) {
       try {
@@ -198,6 +200,25 @@ final class RedisConnections implements AutoCloseable {
     }
     return new RedisConnections(connection, connection.async(), connection.async(), pubsub,
         owned == null ? null : owned::close, resources);
+  }
+
+  /**
+   * Opens the connection to every master before the store serves: the cluster client connects to a
+   * node on its first command, and with {@code REJECT_COMMANDS} a command that finds the node's
+   * connection still opening fails ("Currently not connected"), so a gateway's first decisions after
+   * start would otherwise go without the store. Best effort: a master that cannot be reached now is
+   * connected by its first command, as before.
+   */
+  private static void connectMasters(StatefulRedisClusterConnection<String, String> connection) {
+    for (RedisClusterNode node : connection.getPartitions()) {
+      if (node.is(RedisClusterNode.NodeFlag.UPSTREAM) && node.getUri() != null) {
+        try {
+          connection.getConnection(node.getUri().getHost(), node.getUri().getPort());
+        } catch (RuntimeException e) {
+          // Unreachable now: its first command connects it (or fails over), as without this.
+        }
+      }
+    }
   }
 
   private static void shutdown(AutoCloseable client, OwnedResources resources) {

@@ -8,7 +8,9 @@ import io.affinityrouter.redis.testing.Windowed;
 import io.affinityrouter.spi.Binding;
 import io.affinityrouter.spi.BindingKey;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -42,6 +44,24 @@ class ClusterRedisBindingStoreTest {
 
   private static BindingKey key(int i) {
     return new BindingKey("m", "t", "cluster-" + i);
+  }
+
+  @Test
+  void aFreshStoreServesItsFirstCommandsOnEveryMaster() {
+    // Without connecting to the masters first, a command that found its node's connection still
+    // opening was rejected ("Currently not connected"): about one store in seven failed a call.
+    for (int round = 0; round < 20; round++) {
+      try (RedisBindingStore s = store(0)) {
+        List<CompletableFuture<Binding>> claims = new ArrayList<>();
+        for (int i = 0; i < 30; i++) { // 30 keys: every master's slots
+          claims.add(s.getOrClaim(key(100_000 + 30 * round + i), "r1", TTL).toCompletableFuture());
+        }
+        for (CompletableFuture<Binding> c : claims) {
+          assertThat(c.join().replicaId()).isEqualTo("r1");
+        }
+        assertThat(s.stats().failures()).as("round %d", round).isZero();
+      }
+    }
   }
 
   @Test
