@@ -6,6 +6,7 @@ import io.affinityrouter.core.binding.InMemoryBindingStore;
 import io.affinityrouter.core.prefix.BlockHasher;
 import io.affinityrouter.core.scoring.CostModel;
 import io.affinityrouter.spi.BindingStore;
+import io.affinityrouter.spi.LoadExchange;
 import io.affinityrouter.spi.ReplicaFilter;
 import io.affinityrouter.spi.ReplicaScorer;
 import io.affinityrouter.spi.RoutingListener;
@@ -156,7 +157,7 @@ public final class AffinityRouter {
     Duration unavailableRetryAfter = DEFAULT_UNAVAILABLE_RETRY_AFTER;
     Duration wakeThreshold = DEFAULT_WAKE_THRESHOLD;
     long rememberedSessions = DEFAULT_REMEMBERED_SESSIONS;
-    io.affinityrouter.spi.LoadExchange loadExchange;
+    LoadExchange loadExchange;
     String routerId;
     Duration loadExchangeInterval = DEFAULT_LOAD_EXCHANGE_INTERVAL;
     final List<ReplicaScorer> scorers = new ArrayList<>();
@@ -476,7 +477,7 @@ public final class AffinityRouter {
      * @throws IllegalArgumentException if {@code routerId} is blank or {@code interval} is not
      *     positive
      */
-    public Builder loadExchange(io.affinityrouter.spi.LoadExchange exchange, String routerId,
+    public Builder loadExchange(LoadExchange exchange, String routerId,
         Duration interval) {
       this.loadExchange = Objects.requireNonNull(exchange, "exchange");
       this.routerId = Checks.notBlank(routerId, "routerId");

@@ -23,11 +23,13 @@ import io.affinityrouter.core.scoring.CostModel;
 import io.affinityrouter.core.scoring.DecayingQuantile;
 import io.affinityrouter.spi.BindingKey;
 import io.affinityrouter.spi.BindingStore;
+import io.affinityrouter.spi.LoadExchange;
 import io.affinityrouter.spi.ReplicaFilter;
 import io.affinityrouter.spi.ReplicaScorer;
 import io.affinityrouter.spi.RoutingListener;
 import java.time.Duration;
 import java.time.InstantSource;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -37,6 +39,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.random.RandomGenerator;
 
 /**
@@ -86,11 +89,10 @@ final class DefaultRouter implements Router {
   private final ThreadLocal<Selection.Scratch> scratch;
   private final Pinning pinning;
   private final AtomicBoolean closed = new AtomicBoolean();
-  private final io.affinityrouter.spi.LoadExchange loadExchange;
+  private final LoadExchange loadExchange;
   private final String routerId;
   private final long loadExchangeMillis;
-  private final java.util.concurrent.atomic.AtomicLong nextExchangeMillis =
-      new java.util.concurrent.atomic.AtomicLong(Long.MIN_VALUE);
+  private final AtomicLong nextExchangeMillis = new AtomicLong(Long.MIN_VALUE);
 
   DefaultRouter(AffinityRouter.Builder b, BindingStore store, boolean ownsStore) {
     this.store = store;
@@ -643,7 +645,7 @@ final class DefaultRouter implements Router {
     if (now < next || !nextExchangeMillis.compareAndSet(next, now + loadExchangeMillis)) {
       return;
     }
-    Map<String, Double> mine = new java.util.HashMap<>();
+    Map<String, Double> mine = new HashMap<>();
     for (ReplicaState state : tracker.states()) {
       double pending = state.pendingPrefillSeconds(now);
       if (pending > 0) {
