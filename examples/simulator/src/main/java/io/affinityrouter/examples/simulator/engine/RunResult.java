@@ -21,6 +21,7 @@ import org.HdrHistogram.Histogram;
  * @param recomputedTokens prefilled tokens that were within the bound (computed before, somewhere)
  * @param outputTokens output tokens generated
  * @param ttftMicros time to first token from arrival at the gateway, µs
+ * @param ttftFloorMicros per completed request, its TTFT floor ({@link #ttftFloorMillis}), µs
  * @param e2eMicros arrival to last token, µs
  * @param makespanNanos first arrival to last completion
  * @param busyNanos per replica, time spent in engine steps
@@ -34,7 +35,7 @@ import org.HdrHistogram.Histogram;
 public record RunResult(String strategy, String workload, int requests, int completed,
     int dropped, long notRouted, long failedOver, long inputTokens, long cachedTokens,
     long boundTokens, long recomputedTokens, long outputTokens, Histogram ttftMicros,
-    Histogram e2eMicros, long makespanNanos, long[] busyNanos, Map<String, Long> moves,
+    Histogram ttftFloorMicros, Histogram e2eMicros, long makespanNanos, long[] busyNanos, Map<String, Long> moves,
     long repins, List<int[]> loadSeries, long sampleNanos, long wakes) {
 
   /** Cached prompt tokens over prompt tokens. */
@@ -90,6 +91,17 @@ public record RunResult(String strategy, String workload, int requests, int comp
   }
 
   /** End-to-end latency percentile in seconds. */
+  /**
+   * A percentile of the requests' TTFT floors, milliseconds: what the same requests' TTFT would be
+   * with every prompt cached as far as the infinite-cache bound allows and prefilled alone on an idle
+   * replica ({@link io.affinityrouter.examples.simulator.fleet.CostModel#prefillFloorMicros}). No
+   * strategy's TTFT percentile can be lower; the floor is the same for every strategy that
+   * completes the same requests.
+   */
+  public double ttftFloorMillis(double percentile) {
+    return ttftFloorMicros.getValueAtPercentile(percentile) / 1000.0;
+  }
+
   public double e2eSeconds(double percentile) {
     return e2eMicros.getValueAtPercentile(percentile) / 1e6;
   }

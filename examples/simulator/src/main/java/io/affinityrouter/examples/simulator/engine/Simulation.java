@@ -93,6 +93,7 @@ public final class Simulation implements ReplicaEngine.Listener {
   private final Map<String, Integer> lastReplica = new HashMap<>();
   private final Map<String, Long> moves = new TreeMap<>();
   private final Histogram ttft = new Histogram(3);
+  private final Histogram ttftFloor = new Histogram(3);
   private final Histogram e2e = new Histogram(3);
   private final List<int[]> loadSeries = new ArrayList<>();
   private List<Replica> replicas = List.of();
@@ -212,7 +213,7 @@ public final class Simulation implements ReplicaEngine.Listener {
     }
     return new RunResult(entry.name(), workload.name(), workload.size(), completed, dropped,
         notRouted, failedOver, inputTokens, cachedTokens, boundTokens, recomputed, outputTokens,
-        ttft, e2e, Math.max(0, lastCompletion - firstArrival), busy,
+        ttft, ttftFloor, e2e, Math.max(0, lastCompletion - firstArrival), busy,
         Collections.unmodifiableMap(new TreeMap<>(moves)), repins,
         List.copyOf(loadSeries), config.scrapeIntervalNanos(), wakes);
   }
@@ -327,6 +328,9 @@ public final class Simulation implements ReplicaEngine.Listener {
     }
     job.firstTokenSeen = true;
     ttft.recordValue(Math.max(1, (nowNanos - job.arrival) / 1000));
+    long input = job.request.inputTokens();
+    ttftFloor.recordValue(Math.max(1, (long) config.engine().cost().prefillFloorMicros(
+        input - job.boundTokens, job.boundTokens, config.engine().maxBatchedTokens())));
     inputTokens += job.request.inputTokens();
     cachedTokens += s.cachedTokens();
     boundTokens += job.boundTokens;

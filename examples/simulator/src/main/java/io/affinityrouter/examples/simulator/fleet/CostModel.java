@@ -70,6 +70,32 @@ public record CostModel(double fixedMicros, double floorMicros, double perTokenM
         + attentionMicros * attentionTerm;
   }
 
+  /**
+   * The least time, in microseconds, in which any sequence of steps can prefill {@code tokens}
+   * prompt tokens after {@code cached} cached ones when a step takes at most {@code budget} prefill
+   * tokens: a lower bound on the time to first token of such a request, however it is batched.
+   *
+   * <p>Whatever else shares its steps, the prefill needs at least {@code ceil(tokens / budget)}
+   * steps (each pays {@code a}); their linear terms add up to at least {@code max(W, b·tokens)}; its
+   * chunks' attention terms add up to {@code tokens·(cached + tokens/2)} however it is chunked; other
+   * sequences and decodes only add.
+   *
+   * @throws IllegalArgumentException if {@code tokens} or {@code cached} is negative or
+   *     {@code budget} is not positive
+   */
+  public double prefillFloorMicros(long tokens, long cached, int budget) {
+    if (tokens < 0 || cached < 0 || budget <= 0) {
+      throw new IllegalArgumentException("tokens, cached, budget: " + tokens + ", " + cached + ", "
+          + budget + " (expected: >= 0, >= 0, > 0)");
+    }
+    if (tokens == 0) {
+      return 0;
+    }
+    long steps = (tokens + budget - 1) / budget;
+    return steps * fixedMicros + Math.max(floorMicros, perTokenMicros * tokens)
+        + attentionMicros * attentionTerm(tokens, cached);
+  }
+
   /** The attention term of one prefill chunk of {@code chunk} tokens after {@code before} tokens. */
   public static double attentionTerm(long chunk, long before) {
     return chunk * (before + chunk / 2.0);

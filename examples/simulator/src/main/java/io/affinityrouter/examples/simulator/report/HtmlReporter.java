@@ -11,7 +11,7 @@ import java.util.Map;
 /**
  * Writes a self-contained HTML report with inline SVG charts, per workload: the prefix-cache hit
  * rate of each strategy against the infinite-cache bound, the TTFT distribution of each strategy
- * (CDF on a log scale), and each replica's in-flight requests over time for each strategy, under the
+ * (CDF on a log scale) against the workload's TTFT floor ({@link RunResult#ttftFloorMillis}), and each replica's in-flight requests over time for each strategy, under the
  * results table. Stateless and thread-safe.
  */
 public final class HtmlReporter {
@@ -70,6 +70,12 @@ public final class HtmlReporter {
       }
       series.add(new SvgChart.Series(r.strategy(), x, y));
     }
+    RunResult first = rs.get(0);
+    double[] x = new double[PERCENTILES.length];
+    for (int i = 0; i < PERCENTILES.length; i++) {
+      x[i] = Math.max(1, first.ttftFloorMillis(PERCENTILES[i]));
+    }
+    series.add(new SvgChart.Series("floor (no queue, infinite cache)", x, PERCENTILES.clone()));
     return SvgChart.lines("TTFT distribution, " + workload, "TTFT (ms, log scale)",
         "percentile", series, true, 100, 760, 340, true);
   }

@@ -72,17 +72,23 @@ class SimulationTest {
   }
 
   @Test
-  void noStrategyExceedsTheInfiniteCacheBound() {
+  void noStrategyExceedsTheInfiniteCacheBoundOrBeatsTheTtftFloor() {
     for (Workload w : List.of(mooncake(800), agents(60))) {
       RunResult bound = run(w, "infinite-cache", config(5));
       assertThat(bound.ofBound()).as("the bound's own run").isCloseTo(1.0, within(0.02));
+      assertThat(bound.ttftFloorMillis(99)).as("a floor above zero").isPositive();
       for (StrategyRegistry.Entry e : REGISTRY.all()) {
         RunResult r = Simulation.run(w, e, config(5), line -> { });
+        String what = e.name() + " on " + w.name();
         assertThat(r.completed()).as(e.name()).isEqualTo(w.size());
-        assertThat(r.cachedTokens()).as(e.name() + " on " + w.name())
-            .isLessThanOrEqualTo(r.boundTokens());
-        assertThat(r.hitRate()).as(e.name() + " on " + w.name())
-            .isLessThanOrEqualTo(bound.hitRate() + 0.01);
+        assertThat(r.cachedTokens()).as(what).isLessThanOrEqualTo(r.boundTokens());
+        assertThat(r.hitRate()).as(what).isLessThanOrEqualTo(bound.hitRate() + 0.01);
+        // The same requests have the same floors, whatever the strategy; none is beaten.
+        assertThat(r.ttftFloorMicros()).as(what).isEqualTo(bound.ttftFloorMicros());
+        for (double p = 0; p <= 100; p += 0.5) {
+          assertThat(r.ttftMillis(p)).as(what + " at p" + p)
+              .isGreaterThanOrEqualTo(r.ttftFloorMillis(p));
+        }
       }
     }
   }

@@ -1,6 +1,7 @@
 package io.affinityrouter.examples.simulator.fleet;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
 import io.affinityrouter.examples.simulator.workload.SimRequest;
@@ -56,6 +57,55 @@ class ReplicaEngineTest {
         .isCloseTo(170, within(2.0));
     assertThat(m.stepMicros(0, 1, 1024, 0) / 1000).isCloseTo(7.1, within(0.2));
     assertThat(m.stepMicros(0, 256, 256 * 1024, 0) / 1000).isCloseTo(14, within(0.6));
+  }
+
+  @Test
+  void aRequestAloneOnAnIdleEngineReachesItsFirstTokenInExactlyItsPrefillFloor() {
+    EngineConfig config = EngineConfig.defaults();
+    CostModel m = config.cost();
+    int budget = config.maxBatchedTokens();
+    ReplicaEngine engine = new ReplicaEngine(0, config, new KvCache(config.kvBlocks(), true));
+    // One chunk, then three (8,192 + 8,192 + 3,616), then a continuation with 8,000 tokens cached.
+    engine.submit(new Sequence(request(1, new long[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 500, 1),
+        config, null));
+    long t1 = runUntilIdle(engine, 0);
+    assertThat((double) firstToken.get(1L))
+        .isCloseTo(1000 * m.prefillFloorMicros(5000, 0, budget), within(1.0));
+    engine.submit(new Sequence(request(2, new long[] {21, 22, 23, 24, 25}, 4000, 1), config,
+        null));
+    long t2 = runUntilIdle(engine, t1);
+    assertThat((double) firstToken.get(2L) - t1)
+        .isCloseTo(1000 * m.prefillFloorMicros(20_000, 0, budget), within(3.0));
+    engine.submit(new Sequence(request(3, new long[] {21, 22, 31}, 4000, 1), config, null));
+    runUntilIdle(engine, t2);
+    assertThat(cachedAtFirstToken).containsExactly(0, 0, 8000);
+    assertThat((double) firstToken.get(3L) - t2)
+        .isCloseTo(1000 * m.prefillFloorMicros(4000, 8000, budget), within(1.0));
+  }
+
+  @Test
+  void requestsSharingStepsTakeLongerThanTheirFloor() {
+    EngineConfig config = EngineConfig.defaults();
+    CostModel m = config.cost();
+    ReplicaEngine engine = new ReplicaEngine(0, config, new KvCache(config.kvBlocks(), true));
+    engine.submit(new Sequence(request(1, new long[] {1, 2, 3, 4, 5}, 2000, 40), config, null));
+    engine.submit(new Sequence(request(2, new long[] {6, 7, 8, 9, 10}, 2000, 40), config, null));
+    runUntilIdle(engine, 0);
+    double floor = 1000 * m.prefillFloorMicros(10_000, 0, config.maxBatchedTokens());
+    assertThat((double) firstToken.get(1L)).isGreaterThanOrEqualTo(floor);
+    assertThat((double) firstToken.get(2L)).isGreaterThan(floor * 1.5);
+  }
+
+  @Test
+  void thePrefillFloorRejectsNegativeTokensAndAnEmptyBudget() {
+    CostModel m = CostModel.QWEN25_7B_H100;
+    assertThat(m.prefillFloorMicros(0, 100, 8192)).isZero();
+    assertThatThrownBy(() -> m.prefillFloorMicros(-1, 0, 8192))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("tokens, cached, budget: -1");
+    assertThatThrownBy(() -> m.prefillFloorMicros(1, -1, 8192))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> m.prefillFloorMicros(1, 0, 0))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("expected: >= 0, >= 0, > 0");
   }
 
   @Test

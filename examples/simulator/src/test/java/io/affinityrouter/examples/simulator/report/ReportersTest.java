@@ -63,8 +63,10 @@ class ReportersTest {
     String html = Files.readString(file);
     // per workload: hit-rate bars, TTFT CDF, and one load chart per strategy
     assertThat(html.split("<svg ", -1)).hasSize(1 + 2 + STRATEGIES.size());
-    // the CDF has a line per strategy, each load chart a line per replica
-    assertThat(html.split("<polyline ", -1)).hasSize(1 + STRATEGIES.size() + 3 * STRATEGIES.size());
+    // the CDF has a line per strategy and the TTFT floor's, each load chart a line per replica
+    assertThat(html.split("<polyline ", -1))
+        .hasSize(1 + STRATEGIES.size() + 1 + 3 * STRATEGIES.size());
+    assertThat(html).contains(">floor (no queue, infinite cache)<");
     assertThat(html).doesNotContain("NaN").doesNotContain("Infinity");
     for (String s : STRATEGIES) {
       assertThat(html).contains(">" + s + "<");
