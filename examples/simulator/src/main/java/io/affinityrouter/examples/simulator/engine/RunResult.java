@@ -35,8 +35,8 @@ import org.HdrHistogram.Histogram;
 public record RunResult(String strategy, String workload, int requests, int completed,
     int dropped, long notRouted, long failedOver, long inputTokens, long cachedTokens,
     long boundTokens, long recomputedTokens, long outputTokens, Histogram ttftMicros,
-    Histogram ttftFloorMicros, Histogram e2eMicros, long makespanNanos, long[] busyNanos, Map<String, Long> moves,
-    long repins, List<int[]> loadSeries, long sampleNanos, long wakes) {
+    Histogram ttftFloorMicros, Histogram e2eMicros, long makespanNanos, long[] busyNanos,
+    Map<String, Long> moves, long repins, List<int[]> loadSeries, long sampleNanos, long wakes) {
 
   /** Cached prompt tokens over prompt tokens. */
   public double hitRate() {
@@ -90,18 +90,19 @@ public record RunResult(String strategy, String workload, int requests, int comp
     return ttftMicros.getValueAtPercentile(percentile) / 1000.0;
   }
 
-  /** End-to-end latency percentile in seconds. */
   /**
    * A percentile of the requests' TTFT floors, milliseconds: what the same requests' TTFT would be
-   * with every prompt cached as far as the infinite-cache bound allows and prefilled alone on an idle
-   * replica ({@link io.affinityrouter.examples.simulator.fleet.CostModel#prefillFloorMicros}). No
-   * strategy's TTFT percentile can be lower; the floor is the same for every strategy that
+   * with every prompt cached as far as the infinite-cache bound allows and prefilled alone on an
+   * idle replica
+   * ({@link io.affinityrouter.examples.simulator.fleet.CostModel#prefillFloorMicros}).
+   * No strategy's TTFT percentile can be lower; the floor is the same for every strategy that
    * completes the same requests.
    */
   public double ttftFloorMillis(double percentile) {
     return ttftFloorMicros.getValueAtPercentile(percentile) / 1000.0;
   }
 
+  /** End-to-end latency percentile in seconds. */
   public double e2eSeconds(double percentile) {
     return e2eMicros.getValueAtPercentile(percentile) / 1e6;
   }

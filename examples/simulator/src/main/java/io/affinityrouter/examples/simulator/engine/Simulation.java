@@ -331,7 +331,7 @@ public final class Simulation implements ReplicaEngine.Listener {
     long input = job.request.inputTokens();
     ttftFloor.recordValue(Math.max(1, (long) config.engine().cost().prefillFloorMicros(
         input - job.boundTokens, job.boundTokens, config.engine().maxBatchedTokens())));
-    inputTokens += job.request.inputTokens();
+    inputTokens += input;
     cachedTokens += s.cachedTokens();
     boundTokens += job.boundTokens;
     recomputed += Math.max(0, job.boundTokens - s.cachedTokens());

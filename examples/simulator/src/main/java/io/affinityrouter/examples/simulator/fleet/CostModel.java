@@ -76,9 +76,10 @@ public record CostModel(double fixedMicros, double floorMicros, double perTokenM
    * tokens: a lower bound on the time to first token of such a request, however it is batched.
    *
    * <p>Whatever else shares its steps, the prefill needs at least {@code ceil(tokens / budget)}
-   * steps (each pays {@code a}); their linear terms add up to at least {@code max(W, b·tokens)}; its
-   * chunks' attention terms add up to {@code tokens·(cached + tokens/2)} however it is chunked; other
-   * sequences and decodes only add.
+   * steps (each pays {@code a}); their linear terms add up to at least
+   * {@code max(W, b·tokens)}; its chunks' attention terms add up to
+   * {@code tokens·(cached + tokens/2)} however it is chunked; other sequences and decodes only
+   * add.
    *
    * @throws IllegalArgumentException if {@code tokens} or {@code cached} is negative or
    *     {@code budget} is not positive

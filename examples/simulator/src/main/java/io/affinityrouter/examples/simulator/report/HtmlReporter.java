@@ -11,8 +11,9 @@ import java.util.Map;
 /**
  * Writes a self-contained HTML report with inline SVG charts, per workload: the prefix-cache hit
  * rate of each strategy against the infinite-cache bound, the TTFT distribution of each strategy
- * (CDF on a log scale) against the workload's TTFT floor ({@link RunResult#ttftFloorMillis}), and each replica's in-flight requests over time for each strategy, under the
- * results table. Stateless and thread-safe.
+ * (CDF on a log scale) against the workload's TTFT floor ({@link RunResult#ttftFloorMillis}), and
+ * each replica's in-flight requests over time for each strategy, under the results table. Stateless
+ * and thread-safe.
  */
 public final class HtmlReporter {
   /** Most points drawn per load-over-time line (samples are bucketed by their maximum). */

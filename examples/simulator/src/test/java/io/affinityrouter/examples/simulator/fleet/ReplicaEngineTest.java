@@ -101,11 +101,13 @@ class ReplicaEngineTest {
     CostModel m = CostModel.QWEN25_7B_H100;
     assertThat(m.prefillFloorMicros(0, 100, 8192)).isZero();
     assertThatThrownBy(() -> m.prefillFloorMicros(-1, 0, 8192))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("tokens, cached, budget: -1");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("tokens, cached, budget: -1");
     assertThatThrownBy(() -> m.prefillFloorMicros(1, -1, 8192))
         .isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> m.prefillFloorMicros(1, 0, 0))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("expected: >= 0, >= 0, > 0");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("expected: >= 0, >= 0, > 0");
   }
 
   @Test
