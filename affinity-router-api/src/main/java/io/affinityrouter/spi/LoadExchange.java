@@ -1,6 +1,7 @@
 package io.affinityrouter.spi;
 
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * Lets the routers (gateways) of one fleet see the prefill work the others have queued on each
@@ -53,13 +54,13 @@ public interface LoadExchange extends AutoCloseable {
    *     finite or null
    */
   static void checkArguments(String routerId, Map<String, Double> queuedSeconds) {
-    java.util.Objects.requireNonNull(routerId, "routerId");
-    java.util.Objects.requireNonNull(queuedSeconds, "queuedSeconds");
+    Objects.requireNonNull(routerId, "routerId");
+    Objects.requireNonNull(queuedSeconds, "queuedSeconds");
     if (routerId.isBlank()) {
       throw new IllegalArgumentException("routerId: blank (expected: a non-blank id)");
     }
     for (Map.Entry<String, Double> e : queuedSeconds.entrySet()) {
-      java.util.Objects.requireNonNull(e.getKey(), "replica id");
+      Objects.requireNonNull(e.getKey(), "replica id");
       Double v = e.getValue();
       if (v == null || !(v >= 0) || Double.isInfinite(v)) {
         throw new IllegalArgumentException("queuedSeconds of " + e.getKey() + ": " + v
