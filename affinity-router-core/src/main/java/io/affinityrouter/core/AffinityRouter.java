@@ -1,10 +1,6 @@
 package io.affinityrouter.core;
 
 import io.affinityrouter.Router;
-import io.affinityrouter.core.binding.BindingStores;
-import io.affinityrouter.core.binding.InMemoryBindingStore;
-import io.affinityrouter.core.prefix.BlockHasher;
-import io.affinityrouter.core.scoring.CostModel;
 import io.affinityrouter.spi.BindingStore;
 import io.affinityrouter.spi.LoadExchange;
 import io.affinityrouter.spi.ReplicaFilter;
@@ -253,9 +249,9 @@ public final class AffinityRouter {
 
     /** Sets the prefix index bound in blocks (default {@value #DEFAULT_PREFIX_INDEX_ENTRIES}). */
     public Builder prefixIndexEntries(long entries) {
-      if (entries < io.affinityrouter.core.prefix.PrefixIndex.MIN_ENTRIES) {
+      if (entries < PrefixIndex.MIN_ENTRIES) {
         throw new IllegalArgumentException("prefixIndexEntries: " + entries + " (expected: >= "
-            + io.affinityrouter.core.prefix.PrefixIndex.MIN_ENTRIES + ")");
+            + PrefixIndex.MIN_ENTRIES + ")");
       }
       this.prefixIndexEntries = entries;
       return this;

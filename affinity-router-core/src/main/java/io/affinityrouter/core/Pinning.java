@@ -3,8 +3,6 @@ package io.affinityrouter.core;
 import io.affinityrouter.RepinCause;
 import io.affinityrouter.RoutingDecision;
 import io.affinityrouter.RoutingReason;
-import io.affinityrouter.core.binding.StoreGuard;
-import io.affinityrouter.core.pick.Rendezvous;
 import io.affinityrouter.spi.Binding;
 import io.affinityrouter.spi.BindingKey;
 import io.affinityrouter.spi.RoutingListener;

@@ -2,7 +2,6 @@ package io.affinityrouter.core;
 
 import io.affinityrouter.Replica;
 import io.affinityrouter.RoutingRequest;
-import io.affinityrouter.core.load.ReplicaState;
 import io.affinityrouter.spi.BindingKey;
 import java.util.Arrays;
 import java.util.List;

@@ -6,7 +6,6 @@ import io.affinityrouter.Replica;
 import io.affinityrouter.Router;
 import io.affinityrouter.RoutingDecision;
 import io.affinityrouter.RoutingReason;
-import io.affinityrouter.core.binding.InMemoryBindingStore;
 import io.affinityrouter.spi.Binding;
 import io.affinityrouter.spi.BindingKey;
 import io.affinityrouter.spi.BindingStore;

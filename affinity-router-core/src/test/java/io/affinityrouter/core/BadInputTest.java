@@ -9,7 +9,6 @@ import io.affinityrouter.Router;
 import io.affinityrouter.RoutingDecision;
 import io.affinityrouter.RoutingReason;
 import io.affinityrouter.RoutingRequest;
-import io.affinityrouter.core.prefix.BlockHasher;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

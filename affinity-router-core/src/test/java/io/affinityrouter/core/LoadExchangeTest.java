@@ -8,7 +8,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.affinityrouter.Replica;
 import io.affinityrouter.Router;
 import io.affinityrouter.RoutingDecision;
-import io.affinityrouter.core.load.InMemoryLoadExchange;
 import io.affinityrouter.spi.LoadExchange;
 import io.affinityrouter.spi.RoutingListener;
 import java.time.Duration;

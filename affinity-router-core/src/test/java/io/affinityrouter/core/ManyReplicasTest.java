@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.affinityrouter.Replica;
 import io.affinityrouter.Router;
 import io.affinityrouter.RoutingDecision;
-import io.affinityrouter.core.prefix.PrefixIndex;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;

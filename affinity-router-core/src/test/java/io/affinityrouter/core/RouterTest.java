@@ -16,7 +16,6 @@ import io.affinityrouter.Router;
 import io.affinityrouter.RoutingDecision;
 import io.affinityrouter.RoutingReason;
 import io.affinityrouter.RoutingRequest;
-import io.affinityrouter.core.binding.InMemoryBindingStore;
 import io.affinityrouter.spi.BindingKey;
 import io.affinityrouter.spi.ReplicaFilter;
 import io.affinityrouter.spi.RoutingListener;

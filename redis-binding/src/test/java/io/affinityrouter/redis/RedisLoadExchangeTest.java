@@ -9,14 +9,12 @@ import io.affinityrouter.Router;
 import io.affinityrouter.RoutingDecision;
 import io.affinityrouter.RoutingRequest;
 import io.affinityrouter.core.AffinityRouter;
+import io.affinityrouter.core.TestClock;
 import io.affinityrouter.redis.testing.RedisProcess;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.InstantSource;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -167,21 +165,6 @@ class RedisLoadExchangeTest {
     assertThat(RedisLoadExchange.decode("x", "ar1|1\nr1\t-2")).isNull();
   }
 
-  /** A clock both gateways' routers read, moved by the test. */
-  private static final class Clock implements InstantSource {
-    final AtomicLong millis = new AtomicLong(NOW);
-
-    @Override
-    public Instant instant() {
-      return Instant.ofEpochMilli(millis.get());
-    }
-
-    @Override
-    public long millis() {
-      return millis.get();
-    }
-  }
-
   private static RoutingRequest prompt(long seed, int tokens) {
     SplittableRandom r = new SplittableRandom(seed);
     int[] t = new int[tokens];
@@ -193,14 +176,14 @@ class RedisLoadExchangeTest {
 
   @Test
   void aGatewayAvoidsTheReplicaAnotherGatewayJustGaveALongPrompt() {
-    Clock clock = new Clock();
+    TestClock clock = new TestClock(NOW); // both gateways' routers read it
     List<Replica> fleet = List.of(Replica.builder("r0").build(), Replica.builder("r1").build());
     Router a = AffinityRouter.builder().clock(clock).topK(1).bindingStore(gatewayA)
         .loadExchange(gatewayA.loadExchange(), "gateway-a", Duration.ofMillis(100)).build();
     Router b = AffinityRouter.builder().clock(clock).topK(1).bindingStore(gatewayB)
         .loadExchange(gatewayB.loadExchange(), "gateway-b", Duration.ofMillis(100)).build();
     RoutingDecision longOne = a.select(prompt(1, 65_536), fleet);
-    clock.millis.addAndGet(100);
+    clock.advance(Duration.ofMillis(100));
     a.select(prompt(2, 16), fleet).lease().close(); // publishes the long prefill
     long deadline = System.nanoTime() + 5_000_000_000L; // a's EVAL reached Redis
     while (!server.cli("hget", "ar:b:load", "gateway-a").contains("\t")
@@ -208,10 +191,10 @@ class RedisLoadExchangeTest {
       RedisProcess.sleep(10);
     }
     awaitFields("gateway-a");
-    clock.millis.addAndGet(100);
+    clock.advance(Duration.ofMillis(100));
     b.select(prompt(3, 16), fleet).lease().close(); // sends b's exchange; its reply carries a's
     RedisProcess.sleep(300);
-    clock.millis.addAndGet(100);
+    clock.advance(Duration.ofMillis(100));
     RoutingDecision d = b.select(prompt(4, 2_048), fleet);
     assertThat(d.replica().id()).isNotEqualTo(longOne.replica().id());
     assertThat(d.scores().queueSeconds()).isLessThan(0.1);

@@ -1,6 +1,6 @@
 package io.affinityrouter.examples.httpgateway;
 
-import io.affinityrouter.core.binding.InMemoryBindingStore;
+import io.affinityrouter.core.InMemoryBindingStore;
 import io.affinityrouter.spi.BindingStore;
 
 /**

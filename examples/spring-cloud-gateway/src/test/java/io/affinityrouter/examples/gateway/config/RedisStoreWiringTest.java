@@ -7,7 +7,7 @@ import io.affinityrouter.Router;
 import io.affinityrouter.RoutingDecision;
 import io.affinityrouter.RoutingReason;
 import io.affinityrouter.RoutingRequest;
-import io.affinityrouter.core.binding.InMemoryBindingStore;
+import io.affinityrouter.core.InMemoryBindingStore;
 import io.affinityrouter.spi.BindingStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

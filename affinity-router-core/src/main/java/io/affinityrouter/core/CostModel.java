@@ -1,0 +1,182 @@
+package io.affinityrouter.core;
+
+import io.affinityrouter.ReplicaLoad;
+
+/**
+ * Turns a replica's load, in tokens, into an estimated time to first token for one request there, in
+ * seconds:
+ *
+ * <pre>
+ *   slowdown       = 1 + running / batchSlowdownSequences
+ *   prefillSeconds = (U / prefillTokensPerSecond + attention × U × (C + U / 2)) × slowdown
+ *                                                       (prefix locality: U uncached, C cached tokens)
+ *   queueSeconds   = prefillAhead × slowdown + running × runningSequenceSeconds + kvWaitSeconds
+ *                                                                                         (load)
+ * </pre>
+ *
+ * The attention term is the quadratic part of prefill: each uncached token attends to every token
+ * before it, so recomputing a long context costs more than its length alone says, and a long
+ * session's cache is worth more than a short prompt's.
+ *
+ * <ul>
+ *   <li>{@code prefillAhead} is the prefill work queued before the request, in seconds: the larger
+ *       of this router's own queue there ({@link ReplicaState#pendingPrefillSeconds}: each routed
+ *       request's estimated prefill, drained as time passes and as first tokens arrive; fresh and
+ *       exact about what this router sent) plus, with a {@link io.affinityrouter.spi.LoadExchange},
+ *       what the other gateways published of theirs ({@link ReplicaState#peerPendingSeconds}), and
+ *       the engine's queue in tokens (its waiting requests times the average uncached prompt; stale
+ *       by the scrape interval, but it counts other gateways' work) over the prefill rate;
+ *   <li>{@code running} is the larger of this router's in-flight requests and the engine's running
+ *       requests; each running sequence adds {@code runningSequenceSeconds}: the decode batch's
+ *       contention, and the sessions it stands for, whose next turns will come back there;
+ *   <li>{@code kvWaitSeconds} is non-zero when the request's tokens (prompt + expected output) do not
+ *       fit in the free KV capacity: the deficit divided by the rate at which finishing requests free
+ *       KV, derived from the output-token throughput (the snapshot's, else the learned per-sequence
+ *       decode rate times the running sequences).
+ * </ul>
+ *
+ * A replica holding the prompt's prefix wins until its queue costs more than recomputing the prefix
+ * elsewhere: both sides are seconds of the same engine. Immutable and thread-safe.
+ */
+final class CostModel {
+  /**
+   * Default prefill throughput, tokens per second: {@value} (the linear term of the step-time fit
+   * for Qwen2.5-7B on one H100 in DESIGN.md, {@code b} = 16.8 µs per batched token; the quadratic
+   * part is {@link #DEFAULT_ATTENTION_SECONDS}).
+   */
+  static final double DEFAULT_PREFILL_TOKENS_PER_SECOND = 59_500;
+  /**
+   * Default running sequences that double the prefill time: {@value}. Stronger than the decode
+   * kernels' own cost (c·D + d·K per step in the DESIGN.md fit, a few percent of a prefill chunk at
+   * 64 sequences with long contexts): a replica's decode batch also holds its KV and its scheduler
+   * slots. In the fleet simulator ({@code examples/simulator}), 8 and 16 moved long sessions off
+   * their cache for short queues (hit rate 1 to 2.5 points lower on the Mooncake traces) and 10^6
+   * (no slowdown) lost the agent workloads' balance; 64 kept both.
+   */
+  static final double DEFAULT_BATCH_SLOWDOWN_SEQUENCES = 64;
+  /**
+   * Default queue cost of one running sequence, seconds: {@value} (4 ms). A decode step costs
+   * about 8 µs per sequence plus 0.0185 µs per context token in the DESIGN.md fit (4 ms per step for
+   * a 64-sequence batch of 3k-token contexts), and in closed-loop agent sessions each running
+   * sequence is a session that comes back. In the fleet simulator, 3, 4 and 6 ms were within noise
+   * of each other; without it (0) the agent workloads' p99 TTFT rose by about a quarter.
+   */
+  static final double DEFAULT_RUNNING_SEQUENCE_SECONDS = 0.004;
+
+  /**
+   * Default attention cost, seconds per (uncached token × context token): {@value} (9.2e-4 µs, the
+   * {@code e} of the step-time fit for Qwen2.5-7B on H100 in DESIGN.md: a 32k-token prefill spends
+   * about half its time there).
+   */
+  static final double DEFAULT_ATTENTION_SECONDS = 9.2e-10;
+
+  private final double prefillTokensPerSecond;
+  private final double batchSlowdownSequences;
+  private final double attentionSeconds;
+  private final double runningSequenceSeconds;
+
+  /**
+   * Creates a model with the default {@link #DEFAULT_RUNNING_SEQUENCE_SECONDS}.
+   *
+   * @throws IllegalArgumentException if a figure is not positive and finite (the attention cost may
+   *     be zero)
+   */
+  CostModel(double prefillTokensPerSecond, double batchSlowdownSequences,
+      double attentionSeconds) {
+    this(prefillTokensPerSecond, batchSlowdownSequences, attentionSeconds,
+        DEFAULT_RUNNING_SEQUENCE_SECONDS);
+  }
+
+  /**
+   * Creates a model.
+   *
+   * @throws IllegalArgumentException if a figure is not positive and finite (the attention cost and
+   *     the running-sequence cost may be zero)
+   */
+  CostModel(double prefillTokensPerSecond, double batchSlowdownSequences,
+      double attentionSeconds, double runningSequenceSeconds) {
+    this.prefillTokensPerSecond = positive(prefillTokensPerSecond, "prefillTokensPerSecond");
+    this.batchSlowdownSequences = positive(batchSlowdownSequences, "batchSlowdownSequences");
+    this.attentionSeconds = nonNegative(attentionSeconds, "attentionSeconds");
+    this.runningSequenceSeconds = nonNegative(runningSequenceSeconds, "runningSequenceSeconds");
+  }
+
+  private static double positive(double v, String name) {
+    if (!(v > 0) || Double.isInfinite(v)) {
+      throw new IllegalArgumentException(name + ": " + v + " (expected: > 0 and finite)");
+    }
+    return v;
+  }
+
+  private static double nonNegative(double v, String name) {
+    if (!(v >= 0) || Double.isInfinite(v)) {
+      throw new IllegalArgumentException(name + ": " + v + " (expected: >= 0 and finite)");
+    }
+    return v;
+  }
+
+  /** Running sequences on the replica, as the larger of the local and the engine's view. */
+  static int running(ReplicaLoad load, ReplicaState state) {
+    return Math.max(state.inFlightRequests(), load.runningRequests());
+  }
+
+  /** The batch slowdown factor for {@code running} sequences. */
+  double slowdown(int running) {
+    return 1.0 + running / batchSlowdownSequences;
+  }
+
+  /**
+   * Seconds to prefill {@code uncachedTokens} that follow {@code cachedTokens} cached ones, on a
+   * replica with the given slowdown.
+   */
+  double prefillSeconds(long uncachedTokens, long cachedTokens, double slowdown) {
+    double u = uncachedTokens;
+    return (u / prefillTokensPerSecond + attentionSeconds * u * (cachedTokens + u / 2)) * slowdown;
+  }
+
+  /**
+   * Seconds of committed work ahead of a new request of {@code requestTokens} (prompt + expected
+   * output) on the replica.
+   */
+  double queueSeconds(ReplicaLoad load, ReplicaState state, LoadTracker tracker,
+      long requestTokens, int running, double slowdown) {
+    return queueSeconds(load, state, tracker, requestTokens, running, slowdown, tracker.nowMillis());
+  }
+
+  /**
+   * As {@link #queueSeconds(ReplicaLoad, ReplicaState, LoadTracker, long, int, double)} at
+   * {@code nowMillis} (one clock read per decision, not per replica).
+   */
+  double queueSeconds(ReplicaLoad load, ReplicaState state, LoadTracker tracker,
+      long requestTokens, int running, double slowdown, long nowMillis) {
+    double engineQueue = Math.max(state.pendingPrefillTokens(),
+        load.waitingRequests() * tracker.uncachedPromptTokensPerRequest()) / prefillTokensPerSecond;
+    double ownAndPeers = state.pendingPrefillSeconds(nowMillis)
+        + state.peerPendingSeconds(nowMillis);
+    double prefillAhead = Math.max(ownAndPeers, engineQueue);
+    double seconds = prefillAhead * slowdown + running * runningSequenceSeconds;
+    long capacity = load.kvCapacityTokens();
+    if (capacity > 0) {
+      double used = state.inFlightTokens();
+      if (load.kvUsage().isPresent()) {
+        used = Math.max(used, load.kvUsage().getAsDouble() * capacity);
+      }
+      double deficit = requestTokens - (capacity - used);
+      if (deficit > 0) {
+        seconds += deficit / kvFreeTokensPerSecond(load, state, tracker, running);
+      }
+    }
+    return seconds;
+  }
+
+  /** The rate at which finishing requests free KV capacity on the replica, tokens per second. */
+  static double kvFreeTokensPerSecond(ReplicaLoad load, ReplicaState state, LoadTracker tracker,
+      int running) {
+    double outputRate = load.outputTokensPerSecond() > 0
+        ? load.outputTokensPerSecond()
+        : state.decodeTokensPerSecondPerSequence() * Math.max(1, running);
+    double perRequestOutput = Math.max(1, tracker.outputTokensPerRequest());
+    double perRequestTokens = perRequestOutput + tracker.uncachedPromptTokensPerRequest();
+    return Math.max(1e-9, outputRate / perRequestOutput * perRequestTokens);
+  }
+}

@@ -1,0 +1,177 @@
+package io.affinityrouter.core;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Expiry;
+import io.affinityrouter.spi.Binding;
+import io.affinityrouter.spi.BindingKey;
+import io.affinityrouter.spi.BindingStore;
+import java.time.Duration;
+import java.time.InstantSource;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A {@link BindingStore} in this process's memory, on Caffeine: the default store, for a single
+ * gateway (or several routers in one process, such as the simulator's gateways).
+ *
+ * <p>Claims and repins are atomic per key ({@code Cache.asMap().compute}); every call completes its
+ * stage before returning. Each binding expires {@code ttl} after its last {@link #getOrClaim} or
+ * successful {@link #repin} (Caffeine's variable expiry); at most {@code maximumSize} bindings are kept,
+ * least recently used first out. Generations come from one counter for the whole store, so they
+ * increase across expiry and re-claim. Thread-safe.
+ *
+ * <p>Reading an existing binding allocates nothing: each stored binding carries its answer, an
+ * already completed future that every read returns. Callers must treat returned stages as read-only
+ * (as the {@link BindingStore} contract has them), never {@code obtrude} a value into them.
+ */
+public final class InMemoryBindingStore implements BindingStore {
+  /** Default bound on stored bindings: {@value}. */
+  public static final long DEFAULT_MAXIMUM_SIZE = 1_000_000;
+
+  private final Cache<BindingKey, Entry> cache;
+  private final AtomicLong generations = new AtomicLong();
+
+  private InMemoryBindingStore(Builder b) {
+    InstantSource clock = b.clock;
+    this.cache = Caffeine.newBuilder()
+        .maximumSize(b.maximumSize)
+        .expireAfter(new Expiry<BindingKey, Entry>() {
+          @Override
+          public long expireAfterCreate(BindingKey key, Entry value, long currentTime) {
+            return value.ttlNanos;
+          }
+
+          @Override
+          public long expireAfterUpdate(BindingKey key, Entry value, long currentTime,
+              long currentDuration) {
+            return value.ttlNanos;
+          }
+
+          @Override
+          public long expireAfterRead(BindingKey key, Entry value, long currentTime,
+              long currentDuration) {
+            return value.ttlNanos; // a read by getOrClaim slides the TTL
+          }
+        })
+        .ticker(() -> clock.millis() * 1_000_000L)
+        .executor(Runnable::run)
+        .build();
+  }
+
+  /** Returns a builder with the documented defaults. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  @Override
+  public CompletionStage<Binding> getOrClaim(BindingKey key, String candidateReplicaId,
+      Duration ttl) {
+    Objects.requireNonNull(key, "key");
+    Objects.requireNonNull(candidateReplicaId, "candidateReplicaId");
+    long ttlNanos = ttlNanos(ttl);
+    Entry existing = cache.getIfPresent(key); // slides the TTL (expireAfterRead)
+    if (existing != null && existing.ttlNanos == ttlNanos) {
+      return existing.asRead; // the common path: no allocation
+    }
+    boolean[] written = {false};
+    Entry e = cache.asMap().compute(key, (k, v) -> {
+      if (v == null) {
+        written[0] = true;
+        return new Entry(candidateReplicaId, generations.incrementAndGet(), ttlNanos);
+      }
+      return v.ttlNanos == ttlNanos ? v : new Entry(v.replicaId, v.generation, ttlNanos);
+    });
+    return written[0]
+        ? CompletableFuture.completedFuture(new Binding(e.replicaId, e.generation, true))
+        : e.asRead;
+  }
+
+  @Override
+  public CompletionStage<Binding> repin(BindingKey key, long expectedGeneration,
+      String newReplicaId, Duration ttl) {
+    Objects.requireNonNull(key, "key");
+    Objects.requireNonNull(newReplicaId, "newReplicaId");
+    long ttlNanos = ttlNanos(ttl);
+    boolean[] written = {false};
+    Entry e = cache.asMap().compute(key, (k, v) -> {
+      if (v == null || v.generation == expectedGeneration) {
+        written[0] = true;
+        return new Entry(newReplicaId, generations.incrementAndGet(), ttlNanos);
+      }
+      return v;
+    });
+    return CompletableFuture.completedFuture(new Binding(e.replicaId, e.generation, written[0]));
+  }
+
+  @Override
+  public CompletionStage<Optional<Binding>> get(BindingKey key) {
+    Entry e = cache.policy().getIfPresentQuietly(Objects.requireNonNull(key, "key"));
+    return CompletableFuture.completedFuture(
+        e == null ? Optional.empty() : Optional.of(new Binding(e.replicaId, e.generation, false)));
+  }
+
+  /** Bindings stored now (approximate while expiries are pending). */
+  public long estimatedSize() {
+    return cache.estimatedSize();
+  }
+
+  /** Does nothing: the store owns no resources beyond memory. */
+  @Override
+  public void close() {}
+
+  private static long ttlNanos(Duration ttl) {
+    Objects.requireNonNull(ttl, "ttl");
+    if (ttl.isNegative() || ttl.isZero()) {
+      throw new IllegalArgumentException("ttl: " + ttl + " (expected: > 0)");
+    }
+    return ttl.toNanos();
+  }
+
+  private static final class Entry {
+    final String replicaId;
+    final long generation;
+    final long ttlNanos;
+    /** The answer to a read of this entry, built once: reads allocate nothing. */
+    final CompletableFuture<Binding> asRead;
+
+    Entry(String replicaId, long generation, long ttlNanos) {
+      this.replicaId = replicaId;
+      this.generation = generation;
+      this.ttlNanos = ttlNanos;
+      this.asRead = CompletableFuture.completedFuture(new Binding(replicaId, generation, false));
+    }
+  }
+
+  /** Builds an {@link InMemoryBindingStore}. Not thread-safe. */
+  public static final class Builder {
+    private long maximumSize = DEFAULT_MAXIMUM_SIZE;
+    private InstantSource clock = InstantSource.system();
+
+    private Builder() {}
+
+    /** Sets the most bindings kept (default {@value #DEFAULT_MAXIMUM_SIZE}); must be {@code > 0}. */
+    public Builder maximumSize(long maximumSize) {
+      if (maximumSize <= 0) {
+        throw new IllegalArgumentException("maximumSize: " + maximumSize + " (expected: > 0)");
+      }
+      this.maximumSize = maximumSize;
+      return this;
+    }
+
+    /** Sets the clock expiry is measured on (default the system clock; tests and the simulator
+     * pass their own). */
+    public Builder clock(InstantSource clock) {
+      this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
+    /** Returns the store. */
+    public InMemoryBindingStore build() {
+      return new InMemoryBindingStore(this);
+    }
+  }
+}

@@ -1,0 +1,116 @@
+package io.affinityrouter.core;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import io.affinityrouter.PrefixCacheEvents;
+import java.util.Objects;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.ToIntFunction;
+
+/**
+ * Applies engine KV-cache events to a {@link PrefixIndex}. Engine block hashes are mapped to the
+ * router's own chained hashes (computed from each stored block's token ids with {@link BlockHasher}),
+ * through a bounded map (Caffeine, size-bounded like the index) keyed by replica and engine hash.
+ *
+ * <p>A {@code BlockStored} whose parent the map does not know (its store event was missed or
+ * evicted) cannot be chained and is dropped, counted by {@link #unknownParents()}. Thread-safe.
+ */
+final class IndexedCacheEvents implements PrefixCacheEvents {
+  private final PrefixIndex index;
+  private final BlockHasher hasher;
+  private final ToIntFunction<String> ordinals;
+  private final Cache<Long, long[]> engineToRouter;
+  private final LongAdder unknownParents = new LongAdder();
+
+  /**
+   * Creates an adapter.
+   *
+   * @param ordinals maps a replica id to its ordinal in the index, or
+   *     {@link LoadTracker#NO_ORDINAL}
+   */
+  IndexedCacheEvents(PrefixIndex index, BlockHasher hasher, ToIntFunction<String> ordinals,
+      long maxMappings) {
+    this.index = index;
+    this.hasher = hasher;
+    this.ordinals = ordinals;
+    this.engineToRouter = Caffeine.newBuilder().maximumSize(maxMappings)
+        .executor(Runnable::run).build();
+  }
+
+  @Override
+  public void blocksStored(String replicaId, String model, String tenant, Long parentEngineHash,
+      long[] engineBlockHashes, int[] tokenIds, int engineBlockSize) {
+    Objects.requireNonNull(engineBlockHashes, "engineBlockHashes");
+    Objects.requireNonNull(tokenIds, "tokenIds");
+    int routerBlock = hasher.tokenBlockSize();
+    if (engineBlockSize <= 0 || engineBlockSize % routerBlock != 0) {
+      throw new IllegalArgumentException("engineBlockSize: " + engineBlockSize
+          + " (expected: a positive multiple of the router's block size " + routerBlock + ")");
+    }
+    if ((long) engineBlockHashes.length * engineBlockSize != tokenIds.length) {
+      throw new IllegalArgumentException("tokenIds: " + tokenIds.length + " (expected: "
+          + engineBlockHashes.length + " blocks × " + engineBlockSize + " tokens)");
+    }
+    int ordinal = ordinals.applyAsInt(Objects.requireNonNull(replicaId, "replicaId"));
+    if (ordinal == LoadTracker.NO_ORDINAL) {
+      return;
+    }
+    long h;
+    if (parentEngineHash == null) {
+      h = hasher.chainSeed(model == null ? "" : model, tenant == null ? "" : tenant);
+    } else {
+      long[] parent = engineToRouter.getIfPresent(key(ordinal, parentEngineHash));
+      if (parent == null) {
+        unknownParents.increment();
+        return;
+      }
+      h = parent[parent.length - 1];
+    }
+    int perEngineBlock = engineBlockSize / routerBlock;
+    for (int b = 0; b < engineBlockHashes.length; b++) {
+      long[] mine = new long[perEngineBlock];
+      for (int j = 0; j < perEngineBlock; j++) {
+        h = hasher.hashTokenBlock(h, tokenIds, b * engineBlockSize + j * routerBlock, routerBlock);
+        mine[j] = h;
+        index.add(h, ordinal);
+      }
+      engineToRouter.put(key(ordinal, engineBlockHashes[b]), mine);
+    }
+  }
+
+  @Override
+  public void blocksRemoved(String replicaId, long[] engineBlockHashes) {
+    Objects.requireNonNull(engineBlockHashes, "engineBlockHashes");
+    int ordinal = ordinals.applyAsInt(Objects.requireNonNull(replicaId, "replicaId"));
+    if (ordinal == LoadTracker.NO_ORDINAL) {
+      return;
+    }
+    for (long engineHash : engineBlockHashes) {
+      Long k = key(ordinal, engineHash);
+      long[] mine = engineToRouter.getIfPresent(k);
+      if (mine != null) {
+        engineToRouter.invalidate(k);
+        for (long h : mine) {
+          index.remove(h, ordinal);
+        }
+      }
+    }
+  }
+
+  @Override
+  public void allBlocksCleared(String replicaId) {
+    int ordinal = ordinals.applyAsInt(Objects.requireNonNull(replicaId, "replicaId"));
+    if (ordinal != LoadTracker.NO_ORDINAL) {
+      index.removeAll(ordinal);
+    }
+  }
+
+  /** {@code BlockStored} events dropped because their parent block was unknown. */
+  long unknownParents() {
+    return unknownParents.sum();
+  }
+
+  private static Long key(int ordinal, long engineHash) {
+    return BlockHasher.fmix(engineHash + 0x9E3779B97F4A7C15L * (ordinal + 1));
+  }
+}

@@ -1,5 +1,0 @@
-/** Part of the routing engine; see {@link io.affinityrouter.core}. */
-@NullMarked
-package io.affinityrouter.core.scoring;
-
-import org.jspecify.annotations.NullMarked;

@@ -1,0 +1,104 @@
+package io.affinityrouter.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.affinityrouter.core.TestClock;
+import io.affinityrouter.spi.Binding;
+import io.affinityrouter.spi.BindingKey;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class InMemoryBindingStoreTest {
+  private final TestClock clock = new TestClock();
+  private final InMemoryBindingStore store = InMemoryBindingStore.builder().clock(clock).build();
+  private final BindingKey key = new BindingKey("m", "t", "s");
+  private final Duration ttl = Duration.ofMinutes(10);
+
+  private Binding claim(String candidate) {
+    return store.getOrClaim(key, candidate, ttl).toCompletableFuture().join();
+  }
+
+  @Test
+  void firstClaimWinsAndLaterClaimsReturnIt() {
+    Binding first = claim("a");
+    assertThat(first.written()).isTrue();
+    Binding second = claim("b");
+    assertThat(second.written()).isFalse();
+    assertThat(second.replicaId()).isEqualTo("a");
+    assertThat(second.generation()).isEqualTo(first.generation());
+  }
+
+  @Test
+  void bindingsSlideTheirTtlOnEveryClaimAndExpireWhenIdle() {
+    claim("a");
+    for (int i = 0; i < 5; i++) {
+      clock.advance(Duration.ofMinutes(9));
+      assertThat(claim("b").replicaId()).isEqualTo("a");
+    }
+    clock.advance(Duration.ofMinutes(11));
+    assertThat(store.get(key).toCompletableFuture().join()).isEmpty();
+    assertThat(claim("b").replicaId()).isEqualTo("b");
+  }
+
+  @Test
+  void generationsIncreaseAcrossExpiryAndReclaim() {
+    long g1 = claim("a").generation();
+    clock.advance(Duration.ofMinutes(11));
+    long g2 = claim("b").generation();
+    assertThat(g2).isGreaterThan(g1);
+  }
+
+  @Test
+  void repinIsACompareAndSetOnTheGeneration() {
+    Binding b = claim("a");
+    Binding moved = store.repin(key, b.generation(), "b", ttl).toCompletableFuture().join();
+    assertThat(moved.written()).isTrue();
+    assertThat(moved.replicaId()).isEqualTo("b");
+    Binding stale = store.repin(key, b.generation(), "c", ttl).toCompletableFuture().join();
+    assertThat(stale.written()).isFalse();
+    assertThat(stale).isEqualTo(new Binding("b", moved.generation(), false));
+  }
+
+  @Test
+  void repinOfAnExpiredKeyClaimsIt() {
+    Binding b = claim("a");
+    clock.advance(Duration.ofMinutes(11));
+    Binding after = store.repin(key, b.generation(), "c", ttl).toCompletableFuture().join();
+    assertThat(after.written()).isTrue();
+    assertThat(after.replicaId()).isEqualTo("c");
+  }
+
+  @Test
+  void sizeIsBounded() {
+    InMemoryBindingStore small = InMemoryBindingStore.builder().maximumSize(100).clock(clock)
+        .build();
+    for (int i = 0; i < 1000; i++) {
+      small.getOrClaim(new BindingKey("", "", "s" + i), "a", ttl);
+    }
+    assertThat(small.estimatedSize()).isLessThanOrEqualTo(100);
+  }
+
+  @Test
+  void badArgumentsAreRefused() {
+    assertThatThrownBy(() -> store.getOrClaim(key, "a", Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class).hasMessage("ttl: PT0S (expected: > 0)");
+    assertThatThrownBy(() -> InMemoryBindingStore.builder().maximumSize(0))
+        .hasMessage("maximumSize: 0 (expected: > 0)");
+    assertThatThrownBy(() -> new BindingKey("", "", " "))
+        .hasMessage("sessionId: blank (expected: a non-blank string)");
+  }
+
+  @Test
+  void providersAreFoundByName() {
+    assertThat(BindingStores.create("memory", Map.of("maximum-size", "10")))
+        .isInstanceOf(InMemoryBindingStore.class);
+    assertThatThrownBy(() -> BindingStores.create("nope", Map.of()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("bindingStore: nope (expected: one of the available providers")
+        .hasMessageContaining("memory");
+    assertThatThrownBy(() -> BindingStores.create("memory", Map.of("maxsize", "1")))
+        .hasMessage("property: maxsize (expected: one of [maximum-size])");
+  }
+}
