@@ -341,6 +341,19 @@ final class ReplicaState {
     return decayedEngineWritten(nowMillis) / (WRITE_WINDOW_SECONDS * seen);
   }
 
+  /**
+   * How long a block written now stays in this replica's KV cache of {@code capacity} tokens, the
+   * in-flight tokens held, when the cache is written at {@code rate} tokens per second: seconds;
+   * infinite at rate 0, NaN when the capacity is unknown.
+   */
+  double cacheLifetimeSeconds(long capacity, double rate) {
+    if (capacity <= 0) {
+      return Double.NaN;
+    }
+    return rate > 0 ? Math.max(0, capacity - (double) inFlightTokens()) / rate
+        : Double.POSITIVE_INFINITY;
+  }
+
   /** Notes that the replica's KV cache events reach the router: its prefix index entries are exact. */
   void markCacheEvents() {
     if (!cacheEvents) {

@@ -120,6 +120,16 @@ final class Selection {
     return false;
   }
 
+  /** Whether some replica is usable, or would be but for its limits. */
+  boolean anyUsableOrAtLimit() {
+    for (int i = 0; i < size; i++) {
+      if (usable(i) || status[i] == AT_LIMIT) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   boolean usable(int i) {
     return status[i] == OK || status[i] == DRAINING;
   }

@@ -1,0 +1,144 @@
+package io.affinityrouter.core;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import io.affinityrouter.Replica;
+import io.affinityrouter.RoutingDecision;
+import io.affinityrouter.RoutingReason;
+import io.affinityrouter.ScoreBreakdown;
+import java.time.Duration;
+import java.time.InstantSource;
+
+/**
+ * The last stage of {@code select}: turns a {@link Route} into a {@link RoutingDecision} (opens the
+ * lease, records the prompt in the prefix index, notifies the listeners), or says why nothing can
+ * take the request. Asks a sleeping replica to wake, once per replica and model per retry
+ * interval. Thread-safe.
+ */
+final class Decide {
+  private final LoadTracker tracker;
+  private final PrefixIndex index;
+  private final CostModel costModel;
+  private final double affinityCachedFraction;
+  private final Duration atLimitRetryAfter;
+  private final Duration unavailableRetryAfter;
+  private final double wakeThresholdSeconds;
+  private final Cache<String, Boolean> recentWakes;
+  private final Listeners listeners;
+
+  Decide(LoadTracker tracker, PrefixIndex index, CostModel costModel,
+      double affinityCachedFraction, Duration atLimitRetryAfter, Duration unavailableRetryAfter,
+      Duration wakeThreshold, InstantSource clock, Listeners listeners) {
+    this.tracker = tracker;
+    this.index = index;
+    this.costModel = costModel;
+    this.affinityCachedFraction = affinityCachedFraction;
+    this.atLimitRetryAfter = atLimitRetryAfter;
+    this.unavailableRetryAfter = unavailableRetryAfter;
+    this.wakeThresholdSeconds = wakeThreshold.toNanos() / 1e9;
+    this.recentWakes = Caffeine.newBuilder().maximumSize(10_000)
+        .expireAfterWrite(unavailableRetryAfter).ticker(() -> clock.millis() * 1_000_000L)
+        .executor(Runnable::run).build();
+    this.listeners = listeners;
+  }
+
+  /** The share of a returning session's prompt taken as cached on its bound replica. */
+  double affinityCachedFraction() {
+    return affinityCachedFraction;
+  }
+
+  /** Opens the lease on the route's replica, records the prompt there, notifies, returns. */
+  RoutingDecision routed(Selection sel, Route route) {
+    int i = route.replica();
+    ReplicaState state = sel.states[i];
+    long cached = sel.cachedTokens(i);
+    double prefillSeconds = sel.prefill[i];
+    if (route.assumeCached()) {
+      long assumed = (long) (affinityCachedFraction * sel.promptTokens);
+      if (assumed > cached) {
+        cached = assumed;
+        prefillSeconds = costModel.prefillSeconds(sel.promptTokens - cached, cached,
+            sel.slowdown[i]);
+      }
+    }
+    long uncached = sel.promptTokens - cached;
+    var lease = tracker.open(state, sel.requestTokens, uncached, sel.expectedOutput,
+        costModel.prefillSeconds(uncached, cached, 1.0));
+    if (state.ordinal() >= 0 && sel.blocks > 0) {
+      index.record(sel.hashes, sel.blocks, state.ordinal(), sel.matched[i]);
+    }
+    double total = sel.queue[i] + prefillSeconds - sel.plugin[i];
+    var scores = new ScoreBreakdown(route.bound(),
+        sel.promptTokens == 0 ? 0 : (double) cached / sel.promptTokens, prefillSeconds,
+        sel.queue[i], sel.plugin[i], total);
+    RoutingDecision d = RoutingDecision.routed(route.reason(), sel.replicas.get(i), lease, scores,
+        sel.matched[i], sel.blocks, route.generation(), route.degraded(), route.cause(),
+        route.previous());
+    notify(sel, d);
+    return d;
+  }
+
+  /** Why no replica takes the request: at limit, waking the model, loading, or none. */
+  RoutingDecision notRouted(Selection sel) {
+    boolean atLimit = false;
+    boolean asleep = false;
+    boolean loading = false;
+    boolean activeHealthy = false;
+    for (int i = 0; i < sel.size; i++) {
+      byte st = sel.status[i];
+      atLimit |= st == Selection.AT_LIMIT;
+      asleep |= st == Selection.ASLEEP;
+      loading |= st == Selection.LOADING;
+      activeHealthy |= st == Selection.OK || st == Selection.DRAINING || st == Selection.AT_LIMIT;
+    }
+    RoutingDecision d;
+    if (atLimit) {
+      d = RoutingDecision.notRouted(RoutingReason.ALL_AT_LIMIT, atLimitRetryAfter, null);
+    } else if (!activeHealthy && asleep) {
+      String woken = wake(sel);
+      d = RoutingDecision.notRouted(RoutingReason.MODEL_WAKING, unavailableRetryAfter, woken);
+    } else if (loading) {
+      d = RoutingDecision.notRouted(RoutingReason.MODEL_LOADING, unavailableRetryAfter, null);
+    } else {
+      d = RoutingDecision.notRouted(RoutingReason.NO_REPLICA, unavailableRetryAfter, null);
+    }
+    notify(sel, d);
+    return d;
+  }
+
+  /** Asks for the sleeping capacity when the candidate's queue is long; routing goes on as usual. */
+  void wakeIfBusy(Selection sel) {
+    if (sel.queue[sel.candidate] >= wakeThresholdSeconds && sel.anyAsleep()) {
+      wake(sel);
+    }
+  }
+
+  /** Chooses the sleeping replica to wake (rendezvous on the model: gateways agree) and asks once. */
+  private String wake(Selection sel) {
+    String model = sel.model == null ? "" : sel.model;
+    long key = Rendezvous.keyHash(model);
+    int winner = -1;
+    long top = Long.MIN_VALUE;
+    for (int i = 0; i < sel.size; i++) {
+      if (sel.status[i] == Selection.ASLEEP) {
+        long score = Rendezvous.score(key, sel.states[i].idHash());
+        if (winner < 0 || score > top) {
+          top = score;
+          winner = i;
+        }
+      }
+    }
+    Replica r = sel.replicas.get(winner);
+    String wakeKey = r.id() + '\u0000' + model;
+    if (recentWakes.asMap().putIfAbsent(wakeKey, Boolean.TRUE) == null) {
+      listeners.wakeRequested(r, model);
+    }
+    return r.id();
+  }
+
+  private void notify(Selection sel, RoutingDecision d) {
+    if (!listeners.isEmpty()) {
+      listeners.decision(sel.request, d, System.nanoTime() - sel.startNanos);
+    }
+  }
+}

@@ -1,0 +1,122 @@
+package io.affinityrouter.core;
+
+import java.time.InstantSource;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.random.RandomGenerator;
+
+/**
+ * The third stage of {@code select}: chooses the candidate replica and reserves the request's
+ * place there. Among the OK replicas (draining ones only if none is OK): the one holding most of
+ * the prompt if it is within the affinity budget, else least-cost-top-k, with a placement key for
+ * a prompt no replica holds. A replica that turns out full is skipped. Thread-safe.
+ */
+final class Pick {
+  private final TopKPicker picker;
+  private final Limits limits;
+  private final AffinityBudget budget;
+  private final double holderSavingsMultiple;
+  private final int placementBlocks;
+  private final RandomGenerator random;
+  private final InstantSource clock;
+
+  Pick(TopKPicker picker, Limits limits, AffinityBudget budget, double holderSavingsMultiple,
+      int placementBlocks, RandomGenerator random, InstantSource clock) {
+    this.picker = picker;
+    this.limits = limits;
+    this.budget = budget;
+    this.holderSavingsMultiple = holderSavingsMultiple;
+    this.placementBlocks = placementBlocks;
+    this.random = random;
+    this.clock = clock;
+  }
+
+  /** The admitted candidate's index, or -1 if no replica can take the request. */
+  int run(Selection sel, Selection.Scratch s) {
+    boolean anyOk = false;
+    boolean anyMatch = false;
+    for (int i = 0; i < sel.size; i++) {
+      s.allowed[i] = sel.status[i] == Selection.OK;
+      anyOk |= s.allowed[i];
+      anyMatch |= s.allowed[i] && sel.matched[i] > 0;
+    }
+    if (!anyOk) {
+      for (int i = 0; i < sel.size; i++) {
+        s.allowed[i] = sel.status[i] == Selection.DRAINING;
+        anyMatch |= s.allowed[i] && sel.matched[i] > 0;
+      }
+    }
+    if (anyMatch) {
+      int holder = holderWithinBudget(sel, s.allowed);
+      if (holder >= 0 && limits.admit(sel, holder)) {
+        return holder;
+      }
+    }
+    long placement = TopKPicker.NO_PLACEMENT;
+    if (!anyMatch && sel.blocks > 0) {
+      placement = sel.hashes[Math.min(sel.blocks, placementBlocks) - 1];
+    }
+    RandomGenerator rnd = random != null ? random : ThreadLocalRandom.current();
+    while (true) {
+      int c = picker.pick(sel.cost, s.allowed, s.ramp, s.idHash, sel.size, placement, rnd, s.best);
+      if (c < 0) {
+        return -1;
+      }
+      if (placement != TopKPicker.NO_PLACEMENT) {
+        c = longestLived(sel, s, c);
+      }
+      if (limits.admit(sel, c)) {
+        return c;
+      }
+      s.allowed[c] = false;
+      sel.status[c] = Selection.AT_LIMIT;
+    }
+  }
+
+  /**
+   * Where a cold prompt is written in full: among the near-equal replicas, the one whose cache
+   * lives longest, so the write evicts the oldest blocks there are. Only the engines' write
+   * counters count here, which every gateway reads alike; without them the placement key's choice
+   * stands, so gateways that never talk still send a new prompt family to one replica.
+   */
+  private int longestLived(Selection sel, Selection.Scratch s, int picked) {
+    long now = clock.millis();
+    for (int i = 0; i < sel.size; i++) {
+      double rate = s.allowed[i] ? sel.states[i].engineWrittenTokensPerSecond(now) : 0;
+      s.lifetime[i] = rate > 0 ? sel.states[i].cacheLifetimeSeconds(
+          sel.replicas.get(i).load().kvCapacityTokens(), rate) : Double.NaN;
+    }
+    return picker.longestLived(picked, sel.cost, s.allowed, s.ramp, s.lifetime, sel.size);
+  }
+
+  /**
+   * The allowed replica holding most of the prompt (the cheapest of equals) if its estimated TTFT is
+   * within the affinity budget and its extra queue over the cheapest allowed replica is at most
+   * {@code holderSavingsMultiple} × the prefill it saves; else -1.
+   */
+  private int holderWithinBudget(Selection sel, boolean[] allowed) {
+    double budgetSeconds = budget.seconds();
+    if (budgetSeconds <= 0) {
+      return -1;
+    }
+    int holder = -1;
+    int cheapest = -1;
+    for (int i = 0; i < sel.size; i++) {
+      if (!allowed[i]) {
+        continue;
+      }
+      if (cheapest < 0 || sel.cost[i] < sel.cost[cheapest]) {
+        cheapest = i;
+      }
+      if (sel.matched[i] > 0 && (holder < 0 || sel.matched[i] > sel.matched[holder]
+          || sel.matched[i] == sel.matched[holder] && sel.cost[i] < sel.cost[holder])) {
+        holder = i;
+      }
+    }
+    if (holder < 0 || sel.queue[holder] + sel.prefill[holder] > budgetSeconds) {
+      return -1;
+    }
+    double saved = sel.prefill[cheapest] - sel.prefill[holder];
+    double extra = sel.queue[holder] - sel.queue[cheapest];
+    return extra <= holderSavingsMultiple * saved ? holder : -1;
+  }
+}

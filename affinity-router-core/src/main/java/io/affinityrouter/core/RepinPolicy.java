@@ -1,0 +1,72 @@
+package io.affinityrouter.core;
+
+import io.affinityrouter.RepinCause;
+
+/**
+ * Whether a session's bound replica keeps it. It does while the replica is in the list, healthy (or
+ * draining), serves the model awake, is under its limits, and its estimated TTFT with the
+ * session's cache is within the affinity budget or within the overload threshold of the
+ * candidate's: {@code repinSlack} plus {@code repinSavingsMultiple} × the prefill the cache saves.
+ * Immutable.
+ */
+final class RepinPolicy {
+  private final CostModel costModel;
+  private final AffinityBudget budget;
+  private final Limits limits;
+  private final double recomputeWeight;
+  private final double affinityCachedFraction;
+  private final double repinSavingsMultiple;
+  private final double repinSlackSeconds;
+
+  RepinPolicy(CostModel costModel, AffinityBudget budget, Limits limits, double recomputeWeight,
+      double affinityCachedFraction, double repinSavingsMultiple, double repinSlackSeconds) {
+    this.costModel = costModel;
+    this.budget = budget;
+    this.limits = limits;
+    this.recomputeWeight = recomputeWeight;
+    this.affinityCachedFraction = affinityCachedFraction;
+    this.repinSavingsMultiple = repinSavingsMultiple;
+    this.repinSlackSeconds = repinSlackSeconds;
+  }
+
+  /**
+   * Null if replica {@code bound} keeps the session (and admitted the request), else why it cannot.
+   * {@code assume}: count at least the assumed cached share of the prompt as cached there.
+   */
+  RepinCause keep(Selection sel, int bound, boolean assume) {
+    if (bound < 0) {
+      return RepinCause.REPLICA_GONE;
+    }
+    switch (sel.status[bound]) {
+      case Selection.UNHEALTHY:
+        return RepinCause.REPLICA_UNHEALTHY;
+      case Selection.NO_MODEL:
+      case Selection.ASLEEP:
+      case Selection.LOADING:
+        return RepinCause.MODEL_UNAVAILABLE;
+      case Selection.AT_LIMIT:
+        return RepinCause.REPLICA_AT_LIMIT;
+      default:
+        break;
+    }
+    long cached = assume ? Math.max(sel.cachedTokens(bound),
+        (long) (affinityCachedFraction * sel.promptTokens)) : sel.cachedTokens(bound);
+    double boundPrefillSeconds =
+        costModel.prefillSeconds(sel.promptTokens - cached, cached, sel.slowdown[bound]);
+    double boundPrefill = recomputeWeight * boundPrefillSeconds;
+    double boundCost = sel.queue[bound] - sel.plugin[bound] + boundPrefill;
+    int c = sel.candidate;
+    double candidateCost = sel.cost[c];
+    // What the session's cache is worth here: the prefill it saves against the candidate.
+    double saved = Math.max(0, recomputeWeight * sel.prefill[c] - boundPrefill);
+    // Within the affinity budget the session stays, whatever its cache saves.
+    double boundTtft = sel.queue[bound] + boundPrefillSeconds;
+    double budgetSeconds = budget.seconds();
+    boolean withinBudget = budgetSeconds > 0 && boundTtft <= budgetSeconds;
+    if (!withinBudget
+        && boundCost > candidateCost + repinSlackSeconds + repinSavingsMultiple * saved) {
+      return RepinCause.REPLICA_OVERLOADED;
+    }
+    return limits.admit(sel, bound) ? null : RepinCause.REPLICA_AT_LIMIT;
+  }
+}

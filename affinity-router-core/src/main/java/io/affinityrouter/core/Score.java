@@ -1,0 +1,122 @@
+package io.affinityrouter.core;
+
+import io.affinityrouter.Replica;
+import io.affinityrouter.ReplicaLoad;
+import io.affinityrouter.RoutingRequest;
+import io.affinityrouter.spi.ReplicaScorer;
+import java.time.InstantSource;
+import java.util.List;
+
+/**
+ * The second stage of {@code select}: the cost terms of every replica that could take the request,
+ * in seconds of estimated time to first token. How much of the prompt it holds (the prefix index,
+ * aged by how long its KV cache keeps blocks), its queue, the prefill left to compute, and the
+ * plugins' scores; the ramp weight of a fresh replica. Records the affinity budget's sample.
+ * Thread-safe; per-decision state lives in the {@link Selection}.
+ */
+final class Score {
+  private final PrefixIndex index;
+  private final LoadTracker tracker;
+  private final CostModel costModel;
+  private final TopKPicker picker;
+  private final AffinityBudget budget;
+  private final double recomputeWeight;
+  private final ReplicaScorer[] scorers;
+  private final LoadSharing loadSharing;
+  private final Listeners listeners;
+  private final InstantSource clock;
+
+  Score(PrefixIndex index, LoadTracker tracker, CostModel costModel, TopKPicker picker,
+      AffinityBudget budget, double recomputeWeight, List<ReplicaScorer> scorers,
+      LoadSharing loadSharing, Listeners listeners, InstantSource clock) {
+    this.index = index;
+    this.tracker = tracker;
+    this.costModel = costModel;
+    this.picker = picker;
+    this.budget = budget;
+    this.recomputeWeight = recomputeWeight;
+    this.scorers = scorers.toArray(new ReplicaScorer[0]);
+    this.loadSharing = loadSharing;
+    this.listeners = listeners;
+    this.clock = clock;
+  }
+
+  void run(Selection sel, Selection.Scratch s) {
+    int count = index.match(sel.hashes, sel.blocks, s.depthByOrdinal, s.ordinals);
+    long now = clock.millis();
+    if (loadSharing != null) {
+      loadSharing.maybeExchange(now);
+    }
+    double bestUsablePrefill = Double.POSITIVE_INFINITY;
+    for (int i = 0; i < sel.size; i++) {
+      byte st = sel.status[i];
+      if (st != Selection.OK && st != Selection.DRAINING && st != Selection.AT_LIMIT) {
+        continue;
+      }
+      Replica r = sel.replicas.get(i);
+      ReplicaState state = sel.states[i];
+      int ord = state.ordinal();
+      sel.matched[i] = ord >= 0 ? s.depthByOrdinal[ord] : 0;
+      ReplicaLoad load = r.load();
+      state.observeEngineWritten(load.kvWrittenTokens(), now);
+      if (sel.matched[i] > 0 && !state.hasCacheEvents()) {
+        sel.matched[i] = residentDepth(sel.hashes, sel.matched[i], load, state, now);
+      }
+      int running = CostModel.running(load, state);
+      double slowdown = costModel.slowdown(running);
+      sel.slowdown[i] = slowdown;
+      sel.queue[i] = costModel.queueSeconds(load, state, tracker, sel.requestTokens, running,
+          slowdown, now);
+      long cached = sel.cachedTokens(i);
+      sel.prefill[i] = costModel.prefillSeconds(sel.promptTokens - cached, cached, slowdown);
+      if (st != Selection.AT_LIMIT) {
+        bestUsablePrefill = Math.min(bestUsablePrefill, sel.prefill[i]);
+      }
+      sel.plugin[i] = pluginSeconds(sel.request, r);
+      sel.cost[i] = sel.queue[i] + recomputeWeight * sel.prefill[i] - sel.plugin[i];
+      s.ramp[i] = picker.rampWeight(r.readySince().toEpochMilli(), now);
+      s.idHash[i] = state.idHash();
+    }
+    for (int j = 0; j < count; j++) {
+      s.depthByOrdinal[s.ordinals[j]] = 0;
+    }
+    budget.record(bestUsablePrefill);
+  }
+
+  /**
+   * How much of a matched prefix the replica probably still holds. Its KV cache evicts the least
+   * recently used blocks, so a block this router last sent there longer ago than the cache takes to
+   * turn over is taken as gone ({@link PrefixIndex#freshDepth}). The write rate is the engine's own
+   * when its load carries a write counter, else what this router sends there; KV events, when they
+   * reach the router, replace the estimate.
+   */
+  private int residentDepth(long[] hashes, int depth, ReplicaLoad load, ReplicaState state,
+      long now) {
+    double engineRate = state.engineWrittenTokensPerSecond(now);
+    double rate = engineRate > 0 ? engineRate : state.writtenTokensPerSecond(now);
+    double lifetime = state.cacheLifetimeSeconds(load.kvCapacityTokens(), rate);
+    if (Double.isNaN(lifetime) || Double.isInfinite(lifetime)) {
+      return depth;
+    }
+    return index.freshDepth(hashes, depth, (long) Math.min(lifetime * 1000, Long.MAX_VALUE), now,
+        state.ordinal());
+  }
+
+  private double pluginSeconds(RoutingRequest request, Replica r) {
+    double total = 0;
+    for (ReplicaScorer sc : scorers) {
+      try {
+        double v = sc.score(request, r);
+        if (v >= 0 && v <= 1) {
+          total += v * sc.weightSeconds();
+        } else {
+          listeners.pluginFailure(sc.name(), new IllegalArgumentException(
+              "score: " + v + " (expected: 0..1)"));
+        }
+      } catch (RuntimeException e) {
+        listeners.pluginFailure(sc.name(), e);
+      }
+    }
+    return total;
+  }
+}
