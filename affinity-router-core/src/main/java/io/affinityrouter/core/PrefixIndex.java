@@ -50,19 +50,19 @@ final class PrefixIndex {
   static final long MIN_ENTRIES = 1024;
 
   private static final int SEGMENT_BITS = Integer.numberOfTrailingZeros(SEGMENTS);
-  private static final long HOLDER_MASK = 0xFFFL;
-  private static final long HOLDERS_MASK = 0xFFFF_FFFF_FFFFL;
-  private static final long NOT_FOUND = Long.MIN_VALUE;
+  static final long HOLDER_MASK = 0xFFFL;
+  static final long HOLDERS_MASK = 0xFFFF_FFFF_FFFFL;
+  static final long NOT_FOUND = Long.MIN_VALUE;
 
   /** Resolution of an entry's last-record time, milliseconds: {@value}. */
   static final long STAMP_MILLIS = 125;
   /** Ticks per second of a holder's own last-record time: {@value}. */
-  private static final int TICKS_PER_SECOND = (int) (1000 / STAMP_MILLIS);
+  static final int TICKS_PER_SECOND = (int) (1000 / STAMP_MILLIS);
   /** The most a holder's last record may lag the block's newest one, seconds: {@value}. */
   static final int MAX_HOLDER_LAG_SECONDS = 0xFFFF;
-  private static final long SECONDS_MASK = 0xFFFFL;
+  static final long SECONDS_MASK = 0xFFFFL;
 
-  private final Segment[] segments = new Segment[SEGMENTS];
+  private final IndexSegment[] segments = new IndexSegment[SEGMENTS];
   private final long maxEntries;
   private final LongSupplier millis;
   private final long baseMillis;
@@ -94,7 +94,7 @@ final class PrefixIndex {
     this.maxEntries = maxEntries;
     int perSegment = (int) ((maxEntries + SEGMENTS - 1) / SEGMENTS);
     for (int i = 0; i < SEGMENTS; i++) {
-      segments[i] = new Segment(perSegment);
+      segments[i] = new IndexSegment(perSegment);
     }
   }
 
@@ -106,8 +106,8 @@ final class PrefixIndex {
   /** The number of blocks indexed now (never above {@link #maxEntries()} rounded up per segment). */
   long size() {
     long n = 0;
-    for (Segment s : segments) {
-      n += s.size;
+    for (IndexSegment s : segments) {
+      n += s.size();
     }
     return n;
   }
@@ -298,7 +298,7 @@ final class PrefixIndex {
   /** Removes replica {@code ordinal} from every block (a full scan: for rare events only). */
   void removeAll(int ordinal) {
     checkOrdinal(ordinal);
-    for (Segment s : segments) {
+    for (IndexSegment s : segments) {
       s.removeHolderEverywhere(ordinal + 1);
     }
   }
@@ -313,7 +313,7 @@ final class PrefixIndex {
     return segmentFor(hash).holders(hash);
   }
 
-  private Segment segmentFor(long hash) {
+  private IndexSegment segmentFor(long hash) {
     return segments[(int) (hash >>> (64 - SEGMENT_BITS))];
   }
 
@@ -361,321 +361,5 @@ final class PrefixIndex {
   static long holderSecond(int recordedTick, long bits) {
     long newest = recordedTick / TICKS_PER_SECOND;
     return newest - ((newest - (bits & SECONDS_MASK)) & SECONDS_MASK);
-  }
-
-  /** One open-addressing table (linear probing, backward-shift deletion) behind one lock. */
-  private static final class Segment {
-    private final StampedLock lock = new StampedLock();
-    // [3i] = hash (0 = empty), [3i + 1] = stamp << 48 | holders, [3i + 2] = 16 bits per holder
-    // position: its last record, in seconds (one slot's words share a cache line most of the time)
-    private final long[] table;
-    private final int[] recorded; // [i] = tick of the entry's last record
-    private final int capacity;
-    private final int maxSize;
-    private final int tickEvery;
-    private volatile int size;
-    private int clock;
-    private int ops;
-
-    Segment(int maxSize) {
-      this.maxSize = maxSize;
-      this.capacity = (int) Math.min(Integer.MAX_VALUE / 3, maxSize * 4L / 3 + 1);
-      this.table = new long[3 * capacity];
-      this.recorded = new int[capacity];
-      this.tickEvery = Math.max(1, maxSize / 2048);
-    }
-
-    private int home(long hash) {
-      return (int) (((hash & 0xFFFF_FFFFL) * capacity) >>> 32);
-    }
-
-    long holders(long hash) {
-      long stamp = lock.tryOptimisticRead();
-      long result = find(hash);
-      if (!lock.validate(stamp)) {
-        stamp = lock.readLock();
-        try {
-          result = find(hash);
-        } finally {
-          lock.unlockRead(stamp);
-        }
-      }
-      return result;
-    }
-
-    /** The tick of the entry's last record, or {@link #NOT_FOUND}. */
-    long recordedTick(long hash) {
-      long stamp = lock.tryOptimisticRead();
-      long result = findRecorded(hash);
-      if (!lock.validate(stamp)) {
-        stamp = lock.readLock();
-        try {
-          result = findRecorded(hash);
-        } finally {
-          lock.unlockRead(stamp);
-        }
-      }
-      return result;
-    }
-
-    /** The tick of {@code slot}'s last record of the entry, or {@link #NOT_FOUND}. */
-    long holderTick(long hash, int slot) {
-      long stamp = lock.tryOptimisticRead();
-      long result = findHolderTick(hash, slot);
-      if (!lock.validate(stamp)) {
-        stamp = lock.readLock();
-        try {
-          result = findHolderTick(hash, slot);
-        } finally {
-          lock.unlockRead(stamp);
-        }
-      }
-      return result;
-    }
-
-    private long findHolderTick(long hash, int slot) {
-      int i = indexOf(hash);
-      if (i < 0) {
-        return NOT_FOUND;
-      }
-      long holders = table[3 * i + 1] & HOLDERS_MASK;
-      int position = positionOf(holders, slot);
-      if (position < 0) {
-        return NOT_FOUND;
-      }
-      if ((holders >>> (12 * (position + 1))) == 0) {
-        return recorded[i]; // the most recent holder: the entry's own time
-      }
-      long second = holderSecond(recorded[i], table[3 * i + 2] >>> (16 * position));
-      return Math.min(recorded[i], second * TICKS_PER_SECOND);
-    }
-
-    private long findRecorded(long hash) {
-      int i = indexOf(hash);
-      return i >= 0 ? recorded[i] : NOT_FOUND;
-    }
-
-    private long find(long hash) {
-      long[] t = table;
-      int i = home(hash);
-      for (int probes = 0; probes < capacity; probes++) {
-        long k = t[3 * i];
-        if (k == hash) {
-          return t[3 * i + 1] & HOLDERS_MASK;
-        }
-        if (k == 0) {
-          return 0;
-        }
-        i = i + 1 == capacity ? 0 : i + 1;
-      }
-      return 0;
-    }
-
-    private int indexOf(long hash) {
-      int i = home(hash);
-      for (int probes = 0; probes < capacity; probes++) {
-        long k = table[3 * i];
-        if (k == hash) {
-          return i;
-        }
-        if (k == 0) {
-          return -1 - i;
-        }
-        i = i + 1 == capacity ? 0 : i + 1;
-      }
-      return Integer.MIN_VALUE;
-    }
-
-    void add(long hash, int slot, int tick) {
-      long stamp = lock.writeLock();
-      try {
-        if (++ops >= tickEvery) {
-          ops = 0;
-          clock = (clock + 1) & 0xFFFF;
-        }
-        int i = indexOf(hash);
-        if (i >= 0) {
-          recordHolder(i, slot, tick);
-          return;
-        }
-        if (size >= maxSize) {
-          evictNear(-1 - i);
-          i = indexOf(hash);
-        }
-        int free = -1 - i;
-        table[3 * free] = hash;
-        table[3 * free + 1] = ((long) clock << 48) | slot;
-        recorded[free] = tick;
-        table[3 * free + 2] = (tick / TICKS_PER_SECOND) & SECONDS_MASK;
-        size++;
-      } finally {
-        lock.unlockWrite(stamp);
-      }
-    }
-
-    /**
-     * Makes {@code slot} the most recent holder of entry {@code i}, recorded at {@code tick}: the
-     * other holders keep their order and their own times; one that lags by more than
-     * {@value #MAX_HOLDER_LAG_SECONDS} s (which 16 bits cannot tell from a recent one) is dropped,
-     * as is the least recent of a full set.
-     */
-    private void recordHolder(int i, int slot, int tick) {
-      long holders = table[3 * i + 1] & HOLDERS_MASK;
-      long times = table[3 * i + 2];
-      int newest = Math.max(recorded[i], tick);
-      long second = newest / TICKS_PER_SECOND;
-      long keptHolders = 0;
-      long keptTimes = 0;
-      int kept = 0;
-      int position = 0;
-      for (long h = holders; h != 0; h >>>= 12, position++) {
-        long s = h & HOLDER_MASK;
-        if (s == slot) {
-          continue;
-        }
-        long own = (h >>> 12) == 0 ? recorded[i] / TICKS_PER_SECOND
-            : holderSecond(recorded[i], times >>> (16 * position));
-        if (second - own >= MAX_HOLDER_LAG_SECONDS) {
-          continue;
-        }
-        keptHolders |= s << (12 * kept);
-        keptTimes |= (own & SECONDS_MASK) << (16 * kept);
-        kept++;
-      }
-      if (kept == HOLDERS) {
-        keptHolders >>>= 12;
-        keptTimes >>>= 16;
-        kept--;
-      }
-      long own = tick / TICKS_PER_SECOND;
-      table[3 * i + 1] = ((long) clock << 48) | keptHolders | ((long) slot << (12 * kept));
-      table[3 * i + 2] = keptTimes | ((own & SECONDS_MASK) << (16 * kept));
-      recorded[i] = newest;
-    }
-
-    /** Entry {@code i}'s holders and their times without the holder at {@code position}. */
-    private void dropPosition(int i, long meta, int position) {
-      long holders = meta & HOLDERS_MASK;
-      long times = table[3 * i + 2];
-      long lowHolders = holders & ((1L << (12 * position)) - 1);
-      long lowTimes = position == 0 ? 0 : times & ((1L << (16 * position)) - 1);
-      long highHolders = holders >>> (12 * (position + 1));
-      long highTimes = position + 1 >= HOLDERS ? 0 : times >>> (16 * (position + 1));
-      table[3 * i + 1] = (meta & ~HOLDERS_MASK) | lowHolders | (highHolders << (12 * position));
-      table[3 * i + 2] = lowTimes | (highTimes << (16 * position));
-      if (highHolders == 0 && position > 0) {
-        // The new most recent holder's own time becomes the entry's time.
-        long second = holderSecond(recorded[i], times >>> (16 * (position - 1)));
-        recorded[i] = (int) Math.min(recorded[i], second * TICKS_PER_SECOND);
-      }
-    }
-
-    private static int positionOf(long holders, int slot) {
-      int position = 0;
-      for (long h = holders; h != 0; h >>>= 12, position++) {
-        if ((h & HOLDER_MASK) == slot) {
-          return position;
-        }
-      }
-      return -1;
-    }
-
-    void remove(long hash, int slot) {
-      long stamp = lock.writeLock();
-      try {
-        int i = indexOf(hash);
-        if (i < 0) {
-          return;
-        }
-        long meta = table[3 * i + 1];
-        int position = positionOf(meta & HOLDERS_MASK, slot);
-        if (position < 0) {
-          return;
-        }
-        if (((meta & HOLDERS_MASK) >>> 12) == 0) {
-          delete(i); // it was the only holder
-        } else {
-          dropPosition(i, meta, position);
-        }
-      } finally {
-        lock.unlockWrite(stamp);
-      }
-    }
-
-    void removeHolderEverywhere(int slot) {
-      long stamp = lock.writeLock();
-      try {
-        int i = 0;
-        while (i < capacity) {
-          if (table[3 * i] != 0) {
-            long meta = table[3 * i + 1];
-            int position = positionOf(meta & HOLDERS_MASK, slot);
-            if (position >= 0 && ((meta & HOLDERS_MASK) >>> 12) == 0) {
-              delete(i); // shifts a later entry into i: look at i again
-              continue;
-            }
-            if (position >= 0) {
-              dropPosition(i, meta, position);
-            }
-          }
-          i++;
-        }
-      } finally {
-        lock.unlockWrite(stamp);
-      }
-    }
-
-    /**
-     * Evicts the least recently used of the {@value #EVICTION_SAMPLES} entries just before
-     * {@code slot} (where the new key goes): keys sit at hash-random places, so neighbours are as
-     * random a sample as any, and they share the insert's cache lines.
-     */
-    private void evictNear(int slot) {
-      int victim = -1;
-      int oldest = -1;
-      int seen = 0;
-      int i = slot;
-      for (int probes = 0; probes < capacity && seen < EVICTION_SAMPLES; probes++) {
-        i = i == 0 ? capacity - 1 : i - 1;
-        if (table[3 * i] != 0) {
-          int age = (clock - (int) (table[3 * i + 1] >>> 48)) & 0xFFFF;
-          if (age > oldest) {
-            oldest = age;
-            victim = i;
-          }
-          seen++;
-        }
-      }
-      if (victim >= 0) {
-        delete(victim);
-      }
-    }
-
-    /** Backward-shift deletion keeps every probe chain unbroken without tombstones. */
-    private void delete(int index) {
-      int hole = index;
-      int i = index;
-      while (true) {
-        i = i + 1 == capacity ? 0 : i + 1;
-        long k = table[3 * i];
-        if (k == 0) {
-          break;
-        }
-        int home = home(k);
-        boolean movable = hole <= i ? (home <= hole || home > i) : (home <= hole && home > i);
-        if (movable) {
-          table[3 * hole] = k;
-          table[3 * hole + 1] = table[3 * i + 1];
-          recorded[hole] = recorded[i];
-          table[3 * hole + 2] = table[3 * i + 2];
-          hole = i;
-        }
-      }
-      table[3 * hole] = 0;
-      table[3 * hole + 1] = 0;
-      recorded[hole] = 0;
-      table[3 * hole + 2] = 0;
-      size--;
-    }
   }
 }
