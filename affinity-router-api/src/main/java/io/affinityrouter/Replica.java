@@ -1,5 +1,6 @@
 package io.affinityrouter;
 
+import io.affinityrouter.spi.Checks;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -183,13 +184,13 @@ public final class Replica {
 
     /** Adds (or replaces) one hosted model and its state. */
     public Builder model(String model, ModelState state) {
-      models.put(Checks.notBlank(model, "model"), Checks.notNull(state, "state"));
+      models.put(Checks.notBlank(model, "model"), Objects.requireNonNull(state, "state"));
       return this;
     }
 
     /** Replaces the hosted models. */
     public Builder models(Map<String, ModelState> models) {
-      Checks.notNull(models, "models");
+      Objects.requireNonNull(models, "models");
       this.models.clear();
       models.forEach(this::model);
       return this;
@@ -197,19 +198,19 @@ public final class Replica {
 
     /** Sets the health. */
     public Builder health(ReplicaHealth health) {
-      this.health = Checks.notNull(health, "health");
+      this.health = Objects.requireNonNull(health, "health");
       return this;
     }
 
     /** Sets when the replica became ready (for the traffic ramp of new replicas). */
     public Builder readySince(Instant readySince) {
-      this.readySince = Checks.notNull(readySince, "readySince");
+      this.readySince = Objects.requireNonNull(readySince, "readySince");
       return this;
     }
 
     /** Sets the load snapshot. */
     public Builder load(ReplicaLoad load) {
-      this.load = Checks.notNull(load, "load");
+      this.load = Objects.requireNonNull(load, "load");
       return this;
     }
 

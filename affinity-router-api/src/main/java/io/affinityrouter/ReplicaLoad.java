@@ -1,5 +1,6 @@
 package io.affinityrouter;
 
+import io.affinityrouter.spi.Checks;
 import java.util.Objects;
 import java.util.OptionalDouble;
 

@@ -1,6 +1,7 @@
 package io.affinityrouter;
 
 import java.time.Duration;
+import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -67,7 +68,7 @@ public final class RoutingDecision {
   public static RoutingDecision routed(RoutingReason reason, Replica replica, RequestLease lease,
       ScoreBreakdown scores, int matchedBlocks, int promptBlocks, long generation,
       boolean degraded, RepinCause repinCause, String previousReplicaId) {
-    Checks.notNull(reason, "reason");
+    Objects.requireNonNull(reason, "reason");
     if (!reason.isRouted()) {
       throw new IllegalArgumentException("reason: " + reason + " (expected: a routed reason)");
     }
@@ -75,8 +76,8 @@ public final class RoutingDecision {
       throw new IllegalArgumentException(
           "repinCause: " + repinCause + " (expected: set exactly for SESSION_REPINNED)");
     }
-    return new RoutingDecision(reason, Checks.notNull(replica, "replica"),
-        Checks.notNull(lease, "lease"), Checks.notNull(scores, "scores"), matchedBlocks,
+    return new RoutingDecision(reason, Objects.requireNonNull(replica, "replica"),
+        Objects.requireNonNull(lease, "lease"), Objects.requireNonNull(scores, "scores"), matchedBlocks,
         promptBlocks, generation, degraded, repinCause, previousReplicaId, Duration.ZERO, null);
   }
 
@@ -91,12 +92,12 @@ public final class RoutingDecision {
    */
   public static RoutingDecision notRouted(RoutingReason reason, Duration retryAfter,
       String wokenReplicaId) {
-    Checks.notNull(reason, "reason");
+    Objects.requireNonNull(reason, "reason");
     if (reason.isRouted()) {
       throw new IllegalArgumentException("reason: " + reason + " (expected: a not-routed reason)");
     }
     return new RoutingDecision(reason, null, null, ScoreBreakdown.NONE, 0, 0, 0, false, null, null,
-        Checks.notNull(retryAfter, "retryAfter"), wokenReplicaId);
+        Objects.requireNonNull(retryAfter, "retryAfter"), wokenReplicaId);
   }
 
   /** Whether a replica was chosen. */

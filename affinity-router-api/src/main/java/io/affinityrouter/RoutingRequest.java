@@ -1,6 +1,8 @@
 package io.affinityrouter;
 
+import io.affinityrouter.spi.Checks;
 import java.nio.charset.StandardCharsets;
+import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -191,7 +193,7 @@ public final class RoutingRequest {
 
     /** Sets the prompt as token ids (copied). Replaces any prompt set before. */
     public Builder promptTokens(int[] tokens) {
-      Checks.notNull(tokens, "tokens");
+      Objects.requireNonNull(tokens, "tokens");
       clearPrompt();
       this.promptKind = PromptKind.TOKENS;
       this.promptTokens = tokens.clone();
@@ -201,7 +203,7 @@ public final class RoutingRequest {
 
     /** Sets the prompt as text. Replaces any prompt set before. */
     public Builder promptText(CharSequence text) {
-      Checks.notNull(text, "text");
+      Objects.requireNonNull(text, "text");
       clearPrompt();
       this.promptKind = PromptKind.TEXT;
       this.promptText = text.toString();
@@ -215,7 +217,7 @@ public final class RoutingRequest {
      * with the same prefix configuration, and the prompt's length in tokens. The array is not copied.
      */
     public Builder promptBlockHashes(long[] blockHashes, int promptTokenCount) {
-      Checks.notNull(blockHashes, "blockHashes");
+      Objects.requireNonNull(blockHashes, "blockHashes");
       Checks.nonNegative(promptTokenCount, "promptTokenCount");
       clearPrompt();
       this.promptKind = PromptKind.BLOCK_HASHES;

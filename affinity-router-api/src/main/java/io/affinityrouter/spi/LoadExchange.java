@@ -54,18 +54,11 @@ public interface LoadExchange extends AutoCloseable {
    *     finite or null
    */
   static void checkArguments(String routerId, Map<String, Double> queuedSeconds) {
-    Objects.requireNonNull(routerId, "routerId");
+    Checks.notBlank(routerId, "routerId");
     Objects.requireNonNull(queuedSeconds, "queuedSeconds");
-    if (routerId.isBlank()) {
-      throw new IllegalArgumentException("routerId: blank (expected: a non-blank id)");
-    }
     for (Map.Entry<String, Double> e : queuedSeconds.entrySet()) {
-      Objects.requireNonNull(e.getKey(), "replica id");
-      Double v = e.getValue();
-      if (v == null || !(v >= 0) || Double.isInfinite(v)) {
-        throw new IllegalArgumentException("queuedSeconds of " + e.getKey() + ": " + v
-            + " (expected: finite and >= 0)");
-      }
+      String name = "queuedSeconds of " + Objects.requireNonNull(e.getKey(), "replica id");
+      Checks.nonNegativeFinite(Objects.requireNonNull(e.getValue(), name), name);
     }
   }
 

@@ -1,6 +1,7 @@
 package io.affinityrouter.core;
 
 import io.affinityrouter.Router;
+import io.affinityrouter.spi.Checks;
 import io.affinityrouter.spi.BindingStore;
 import io.affinityrouter.spi.LoadExchange;
 import io.affinityrouter.spi.ReplicaFilter;
@@ -8,8 +9,6 @@ import io.affinityrouter.spi.ReplicaScorer;
 import io.affinityrouter.spi.RoutingListener;
 import java.time.Duration;
 import java.time.InstantSource;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.ServiceLoader;
@@ -58,40 +57,24 @@ public final class AffinityRouter {
     public static final Duration DEFAULT_RAMP_UP = Duration.ofSeconds(60);
     /** Default weight of a replica that just became ready: {@value}. */
     public static final double DEFAULT_MIN_RAMP_WEIGHT = 0.1;
-    /** Default prefix index bound, in blocks: {@value} (about 38 MiB of heap). */
+    /** Default prefix index bound, in blocks: {@value} (about 37 MiB of heap). */
     public static final long DEFAULT_PREFIX_INDEX_ENTRIES = 1 << 20;
     /** Default leading blocks whose hash places a cold prompt: {@value} (128 tokens). */
     public static final int DEFAULT_PLACEMENT_BLOCKS = 8;
-    /**
-     * Default share of a returning session's prompt taken as cached on its bound replica when this
-     * router's index knows less (another gateway served the earlier turns): {@value} (0.8 credited
-     * sessions for prefixes every replica holds; the simulator's RAGPulse runs showed it).
-     */
+    /** Default share of a returning session's prompt taken as cached on its replica: {@value}. */
     public static final double DEFAULT_AFFINITY_CACHED_FRACTION = 0.5;
     /** Default interval of {@link #loadExchange}: 100 ms. */
     public static final Duration DEFAULT_LOAD_EXCHANGE_INTERVAL = Duration.ofMillis(100);
     /**
-     * Default overload threshold, as a multiple of the session's cache value: a session leaves its
-     * bound replica when that replica's estimated TTFT (with the session's cache) exceeds the best
-     * alternative's by more than {@link #DEFAULT_REPIN_SLACK} plus {@value} × the prefill seconds the
-     * cache saves there. A session with a long cached context waits out a busy spell on its replica;
-     * one whose turn is mostly new text moves as soon as another replica is faster. In the fleet
-     * simulator, 6, 8 and 12 gave hit rates within 0.5 point and p99 TTFTs within noise on its five
-     * workloads; 4 moved long sessions too early (about a point of hit rate on the Mooncake traces).
+     * Default overload threshold, a multiple of the prefill seconds the session's cache saves:
+     * {@value}. A long cached context waits out a busy spell; a mostly new turn moves.
      */
     public static final double DEFAULT_REPIN_SAVINGS_MULTIPLE = 8;
     /** Default absolute slack of the overload threshold: 350 ms. */
     public static final Duration DEFAULT_REPIN_SLACK = Duration.ofMillis(350);
-    /**
-     * Default affinity budget quantile: {@value}. A request goes to the replica holding most of its
-     * prompt (its session's replica first) while that replica's estimated TTFT is within the
-     * {@value}-quantile of recent requests' best prefill times; see {@link #affinityBudget}.
-     */
+    /** Default affinity budget quantile: {@value}; see {@link #affinityBudget}. */
     public static final double DEFAULT_AFFINITY_BUDGET_QUANTILE = 0.98;
-    /**
-     * Default limit on the extra queue a shared prefix's holder may add within the affinity budget,
-     * as a multiple of the prefill seconds its cache saves: {@value}.
-     */
+    /** Default extra queue a prefix's holder may add, per second of prefill it saves: {@value}. */
     public static final double DEFAULT_HOLDER_SAVINGS_MULTIPLE = 4;
     /**
      * Default weight of the prefill term when replicas are ranked: {@value}. Recomputing a prefix
@@ -105,60 +88,13 @@ public final class AffinityRouter {
     public static final Duration DEFAULT_UNAVAILABLE_RETRY_AFTER = Duration.ofSeconds(5);
     /**
      * Default estimated queue, on the replica a request is routed to, at which the router asks to
-     * wake a sleeping replica for capacity: 100 ms (in the fleet simulator's asleep scenario, 1 s
-     * never fired on agent sessions and left a quarter of the fleet asleep; 100 ms woke it within
-     * seconds on both workloads).
+     * wake a sleeping replica for capacity: 100 ms, short enough to fire on short agent turns.
      */
     public static final Duration DEFAULT_WAKE_THRESHOLD = Duration.ofMillis(100);
-    /**
-     * Default bound on sessions a router remembers locally: {@value} (their last binding the store
-     * confirmed, used while the store is down, and where degraded decisions sent them, reconciled
-     * when it returns).
-     */
+    /** Default bound on sessions a router remembers while the store is down: {@value}. */
     public static final long DEFAULT_REMEMBERED_SESSIONS = 100_000;
 
-    BindingStore store;
-    String storeProvider;
-    Map<String, String> storeProperties = Map.of();
-    Duration bindingTtl = DEFAULT_BINDING_TTL;
-    Duration storeTimeout = DEFAULT_STORE_TIMEOUT;
-    Duration storeBackoff = DEFAULT_STORE_BACKOFF;
-    Duration storeMaxBackoff = DEFAULT_STORE_MAX_BACKOFF;
-    InstantSource clock = InstantSource.system();
-    RandomGenerator random;
-    int tokenBlockSize = BlockHasher.DEFAULT_TOKEN_BLOCK_SIZE;
-    int textBlockChars = BlockHasher.DEFAULT_TEXT_BLOCK_CHARS;
-    int maxPromptBlocks = BlockHasher.DEFAULT_MAX_PROMPT_BLOCKS;
-    long hashSeed;
-    long prefixIndexEntries = DEFAULT_PREFIX_INDEX_ENTRIES;
-    int placementBlocks = DEFAULT_PLACEMENT_BLOCKS;
-    double prefillTokensPerSecond = CostModel.DEFAULT_PREFILL_TOKENS_PER_SECOND;
-    double batchSlowdownSequences = CostModel.DEFAULT_BATCH_SLOWDOWN_SEQUENCES;
-    double attentionSeconds = CostModel.DEFAULT_ATTENTION_SECONDS;
-    double runningSequenceSeconds = CostModel.DEFAULT_RUNNING_SEQUENCE_SECONDS;
-    double recomputeWeight = DEFAULT_RECOMPUTE_WEIGHT;
-    int topK = DEFAULT_TOP_K;
-    double epsilonSeconds = DEFAULT_EPSILON_SECONDS;
-    double epsilonFraction = DEFAULT_EPSILON_FRACTION;
-    Duration rampUp = DEFAULT_RAMP_UP;
-    double minRampWeight = DEFAULT_MIN_RAMP_WEIGHT;
-    int maxInFlightRequests = Integer.MAX_VALUE;
-    long maxInFlightTokens = Long.MAX_VALUE;
-    double affinityCachedFraction = DEFAULT_AFFINITY_CACHED_FRACTION;
-    double repinSavingsMultiple = DEFAULT_REPIN_SAVINGS_MULTIPLE;
-    Duration repinSlack = DEFAULT_REPIN_SLACK;
-    double affinityBudgetQuantile = DEFAULT_AFFINITY_BUDGET_QUANTILE;
-    double holderSavingsMultiple = DEFAULT_HOLDER_SAVINGS_MULTIPLE;
-    Duration atLimitRetryAfter = DEFAULT_AT_LIMIT_RETRY_AFTER;
-    Duration unavailableRetryAfter = DEFAULT_UNAVAILABLE_RETRY_AFTER;
-    Duration wakeThreshold = DEFAULT_WAKE_THRESHOLD;
-    long rememberedSessions = DEFAULT_REMEMBERED_SESSIONS;
-    LoadExchange loadExchange;
-    String routerId;
-    Duration loadExchangeInterval = DEFAULT_LOAD_EXCHANGE_INTERVAL;
-    final List<ReplicaScorer> scorers = new ArrayList<>();
-    final List<ReplicaFilter> filters = new ArrayList<>();
-    final List<RoutingListener> listeners = new ArrayList<>();
+    private final RouterSettings settings = new RouterSettings();
 
     private Builder() {}
 
@@ -167,8 +103,8 @@ public final class AffinityRouter {
      * (the router does not close it). Default: a new {@link InMemoryBindingStore} on the router's clock.
      */
     public Builder bindingStore(BindingStore store) {
-      this.store = Objects.requireNonNull(store, "store");
-      this.storeProvider = null;
+      settings.store = Objects.requireNonNull(store, "store");
+      settings.storeProvider = null;
       return this;
     }
 
@@ -179,28 +115,28 @@ public final class AffinityRouter {
      * @throws IllegalArgumentException at {@link #build()} if no available provider has the name
      */
     public Builder bindingStore(String providerName, Map<String, String> properties) {
-      this.storeProvider = Checks.notBlank(providerName, "providerName");
-      this.storeProperties = Map.copyOf(properties);
-      this.store = null;
+      settings.storeProvider = Checks.notBlank(providerName, "providerName");
+      settings.storeProperties = Map.copyOf(properties);
+      settings.store = null;
       return this;
     }
 
     /** Sets the sliding time to live of session bindings (default 1 h). */
     public Builder bindingTtl(Duration ttl) {
-      this.bindingTtl = Checks.positive(ttl, "bindingTtl");
+      settings.bindingTtl = Checks.positive(ttl, "bindingTtl");
       return this;
     }
 
     /** Sets how long a decision waits for the binding store before routing degraded (default 50 ms). */
     public Builder storeTimeout(Duration timeout) {
-      this.storeTimeout = Checks.positive(timeout, "storeTimeout");
+      settings.storeTimeout = Checks.positive(timeout, "storeTimeout");
       return this;
     }
 
     /** Sets the store circuit breaker's first and longest back-off (default 500 ms and 10 s). */
     public Builder storeBackoff(Duration initial, Duration max) {
-      this.storeBackoff = Checks.positive(initial, "storeBackoff");
-      this.storeMaxBackoff = Checks.positive(max, "storeMaxBackoff");
+      settings.storeBackoff = Checks.positive(initial, "storeBackoff");
+      settings.storeMaxBackoff = Checks.positive(max, "storeMaxBackoff");
       if (max.compareTo(initial) < 0) {
         throw new IllegalArgumentException(
             "storeMaxBackoff: " + max + " (expected: >= storeBackoff " + initial + ")");
@@ -210,7 +146,7 @@ public final class AffinityRouter {
 
     /** Sets the clock (default the system clock); the simulator passes simulated time. */
     public Builder clock(InstantSource clock) {
-      this.clock = Objects.requireNonNull(clock, "clock");
+      settings.clock = Objects.requireNonNull(clock, "clock");
       return this;
     }
 
@@ -219,78 +155,78 @@ public final class AffinityRouter {
      * threads. Default: {@link ThreadLocalRandom}.
      */
     public Builder random(RandomGenerator random) {
-      this.random = Objects.requireNonNull(random, "random");
+      settings.random = Objects.requireNonNull(random, "random");
       return this;
     }
 
-    /** Sets tokens per block of token prompts (default {@value BlockHasher#DEFAULT_TOKEN_BLOCK_SIZE}). */
+    /** Sets tokens per block of token prompts (default 16). */
     public Builder tokenBlockSize(int tokens) {
-      this.tokenBlockSize = Checks.positive(tokens, "tokenBlockSize");
+      settings.tokenBlockSize = Checks.positive(tokens, "tokenBlockSize");
       return this;
     }
 
-    /** Sets characters per block of text prompts (default {@value BlockHasher#DEFAULT_TEXT_BLOCK_CHARS}). */
+    /** Sets characters per block of text prompts (default 64). */
     public Builder textBlockChars(int chars) {
-      this.textBlockChars = Checks.positive(chars, "textBlockChars");
+      settings.textBlockChars = Checks.positive(chars, "textBlockChars");
       return this;
     }
 
-    /** Sets the most blocks hashed per prompt (default {@value BlockHasher#DEFAULT_MAX_PROMPT_BLOCKS}). */
+    /** Sets the most blocks hashed per prompt (default 8192). */
     public Builder maxPromptBlocks(int blocks) {
-      this.maxPromptBlocks = Checks.positive(blocks, "maxPromptBlocks");
+      settings.maxPromptBlocks = Checks.positive(blocks, "maxPromptBlocks");
       return this;
     }
 
     /** Sets the seed of the chained block hashes (default 0); routers sharing a fleet use one seed. */
     public Builder hashSeed(long seed) {
-      this.hashSeed = seed;
+      settings.hashSeed = seed;
       return this;
     }
 
     /** Sets the prefix index bound in blocks (default {@value #DEFAULT_PREFIX_INDEX_ENTRIES}). */
     public Builder prefixIndexEntries(long entries) {
-      if (entries < PrefixIndex.MIN_ENTRIES) {
-        throw new IllegalArgumentException("prefixIndexEntries: " + entries + " (expected: >= "
-            + PrefixIndex.MIN_ENTRIES + ")");
-      }
-      this.prefixIndexEntries = entries;
+      settings.prefixIndexEntries = Checks.atLeast(entries, PrefixIndex.MIN_ENTRIES,
+          "prefixIndexEntries");
       return this;
     }
 
     /** Sets the leading blocks whose hash places a cold prompt (default {@value #DEFAULT_PLACEMENT_BLOCKS}). */
     public Builder placementBlocks(int blocks) {
-      this.placementBlocks = Checks.positive(blocks, "placementBlocks");
+      settings.placementBlocks = Checks.positive(blocks, "placementBlocks");
       return this;
     }
 
-    /** Sets the prefill throughput of one replica (default {@value CostModel#DEFAULT_PREFILL_TOKENS_PER_SECOND}). */
+    /** Sets the prefill throughput of one replica (default 59,500). */
     public Builder prefillTokensPerSecond(double tokensPerSecond) {
-      this.prefillTokensPerSecond = Checks.positiveFinite(tokensPerSecond, "prefillTokensPerSecond");
+      settings.prefillTokensPerSecond = Checks.positiveFinite(tokensPerSecond,
+          "prefillTokensPerSecond");
       return this;
     }
 
-    /** Sets the running sequences that double prefill time (default {@value CostModel#DEFAULT_BATCH_SLOWDOWN_SEQUENCES}). */
+    /** Sets the running sequences that double prefill time (default 64). */
     public Builder batchSlowdownSequences(double sequences) {
-      this.batchSlowdownSequences = Checks.positiveFinite(sequences, "batchSlowdownSequences");
+      settings.batchSlowdownSequences = Checks.positiveFinite(sequences,
+          "batchSlowdownSequences");
       return this;
     }
 
     /**
      * Sets the queue cost of each running sequence on a replica, seconds (default
-     * {@value CostModel#DEFAULT_RUNNING_SEQUENCE_SECONDS}; zero leaves the decode batch to the
+     * 0.004; zero leaves the decode batch to the
      * slowdown alone).
      */
     public Builder runningSequenceSeconds(double seconds) {
-      this.runningSequenceSeconds = Checks.nonNegativeFinite(seconds, "runningSequenceSeconds");
+      settings.runningSequenceSeconds = Checks.nonNegativeFinite(seconds,
+          "runningSequenceSeconds");
       return this;
     }
 
     /**
      * Sets the quadratic attention cost of prefill, seconds per uncached token per context token
-     * (default {@value CostModel#DEFAULT_ATTENTION_SECONDS}; zero makes prefill linear).
+     * (default 9.2e-10; zero makes prefill linear).
      */
     public Builder attentionSeconds(double seconds) {
-      this.attentionSeconds = Checks.nonNegativeFinite(seconds, "attentionSeconds");
+      settings.attentionSeconds = Checks.nonNegativeFinite(seconds, "attentionSeconds");
       return this;
     }
 
@@ -303,7 +239,7 @@ public final class AffinityRouter {
       if (!(weight >= 1) || Double.isInfinite(weight)) {
         throw new IllegalArgumentException("recomputeWeight: " + weight + " (expected: >= 1)");
       }
-      this.recomputeWeight = weight;
+      settings.recomputeWeight = weight;
       return this;
     }
 
@@ -318,13 +254,13 @@ public final class AffinityRouter {
      */
     public Builder wakeThreshold(Duration threshold) {
       Objects.requireNonNull(threshold, "threshold");
-      this.wakeThreshold = Checks.positive(threshold, "wakeThreshold");
+      settings.wakeThreshold = Checks.positive(threshold, "wakeThreshold");
       return this;
     }
 
     /** Sets how many of the cheapest replicas the picker draws from (default {@value #DEFAULT_TOP_K}). */
     public Builder topK(int k) {
-      this.topK = Checks.positive(k, "topK");
+      settings.topK = Checks.positive(k, "topK");
       return this;
     }
 
@@ -334,46 +270,37 @@ public final class AffinityRouter {
      * {@value #DEFAULT_EPSILON_SECONDS} s and {@value #DEFAULT_EPSILON_FRACTION}).
      */
     public Builder epsilon(double seconds, double fraction) {
-      this.epsilonSeconds = Checks.nonNegativeFinite(seconds, "epsilonSeconds");
-      this.epsilonFraction = Checks.nonNegativeFinite(fraction, "epsilonFraction");
+      settings.epsilonSeconds = Checks.nonNegativeFinite(seconds, "epsilonSeconds");
+      settings.epsilonFraction = Checks.nonNegativeFinite(fraction, "epsilonFraction");
       return this;
     }
 
     /** Sets the ramp of freshly ready replicas (default 60 s; zero disables it). */
     public Builder rampUp(Duration rampUp, double minWeight) {
-      Objects.requireNonNull(rampUp, "rampUp");
-      if (rampUp.isNegative()) {
-        throw new IllegalArgumentException("rampUp: " + rampUp + " (expected: >= 0)");
-      }
+      Checks.nonNegative(rampUp, "rampUp");
       if (!(minWeight > 0 && minWeight <= 1)) {
         throw new IllegalArgumentException("minRampWeight: " + minWeight + " (expected: > 0 and <= 1)");
       }
-      this.rampUp = rampUp;
-      this.minRampWeight = minWeight;
+      settings.rampUp = rampUp;
+      settings.minRampWeight = minWeight;
       return this;
     }
 
     /** Sets the default in-flight request limit per replica (default unlimited). */
     public Builder maxInFlightRequests(int limit) {
-      this.maxInFlightRequests = Checks.positive(limit, "maxInFlightRequests");
+      settings.maxInFlightRequests = Checks.positive(limit, "maxInFlightRequests");
       return this;
     }
 
     /** Sets the default in-flight token limit (prompt + expected output) per replica (default unlimited). */
     public Builder maxInFlightTokens(long limit) {
-      if (limit <= 0) {
-        throw new IllegalArgumentException("maxInFlightTokens: " + limit + " (expected: > 0)");
-      }
-      this.maxInFlightTokens = limit;
+      settings.maxInFlightTokens = Checks.positive(limit, "maxInFlightTokens");
       return this;
     }
 
     /** Sets the cache share assumed on a session's bound replica (default {@value #DEFAULT_AFFINITY_CACHED_FRACTION}). */
     public Builder affinityCachedFraction(double fraction) {
-      if (!(fraction >= 0 && fraction <= 1)) {
-        throw new IllegalArgumentException("affinityCachedFraction: " + fraction + " (expected: 0..1)");
-      }
-      this.affinityCachedFraction = fraction;
+      settings.affinityCachedFraction = Checks.fraction(fraction, "affinityCachedFraction");
       return this;
     }
 
@@ -387,16 +314,9 @@ public final class AffinityRouter {
      *     {@code slack} is negative
      */
     public Builder repinThreshold(double savingsMultiple, Duration slack) {
-      if (!(savingsMultiple >= 0) || Double.isInfinite(savingsMultiple)) {
-        throw new IllegalArgumentException(
-            "repinSavingsMultiple: " + savingsMultiple + " (expected: >= 0 and finite)");
-      }
-      Objects.requireNonNull(slack, "slack");
-      if (slack.isNegative()) {
-        throw new IllegalArgumentException("repinSlack: " + slack + " (expected: >= 0)");
-      }
-      this.repinSavingsMultiple = savingsMultiple;
-      this.repinSlack = slack;
+      settings.repinSavingsMultiple = Checks.nonNegativeFinite(savingsMultiple,
+          "repinSavingsMultiple");
+      settings.repinSlack = Checks.nonNegative(slack, "repinSlack");
       return this;
     }
 
@@ -428,16 +348,16 @@ public final class AffinityRouter {
         throw new IllegalArgumentException(
             "affinityBudgetQuantile: " + quantile + " (expected: >= 0 and < 1)");
       }
-      this.affinityBudgetQuantile = quantile;
-      this.holderSavingsMultiple = Checks.nonNegativeFinite(holderSavingsMultiple,
+      settings.affinityBudgetQuantile = quantile;
+      settings.holderSavingsMultiple = Checks.nonNegativeFinite(holderSavingsMultiple,
           "holderSavingsMultiple");
       return this;
     }
 
     /** Sets the Retry-After hints (defaults 1 s at limit, 5 s unavailable). */
     public Builder retryAfter(Duration atLimit, Duration unavailable) {
-      this.atLimitRetryAfter = Checks.positive(atLimit, "atLimitRetryAfter");
-      this.unavailableRetryAfter = Checks.positive(unavailable, "unavailableRetryAfter");
+      settings.atLimitRetryAfter = Checks.positive(atLimit, "atLimitRetryAfter");
+      settings.unavailableRetryAfter = Checks.positive(unavailable, "unavailableRetryAfter");
       return this;
     }
 
@@ -447,10 +367,7 @@ public final class AffinityRouter {
      * keeps the replica the store last confirmed; others fall back to rendezvous hashing.
      */
     public Builder rememberedSessions(long sessions) {
-      if (sessions <= 0) {
-        throw new IllegalArgumentException("rememberedSessions: " + sessions + " (expected: > 0)");
-      }
-      this.rememberedSessions = sessions;
+      settings.rememberedSessions = Checks.positive(sessions, "rememberedSessions");
       return this;
     }
 
@@ -462,9 +379,9 @@ public final class AffinityRouter {
      * default), another gateway's queue is seen only through the engines' scraped waiting counts.
      * The caller owns the exchange (the router does not close it).
      *
-     * <p>Seeing the others' queues, sessions move more often; in the fleet simulator (four
-     * gateways) a {@link #repinThreshold repin multiple} of 16 instead of 8 kept their hits and
-     * most of the exchange's gain in p99 TTFT.
+     * <p>Seeing the others' queues, sessions move more often: with several gateways, a
+     * {@link #repinThreshold repin multiple} of 16 keeps their caches (the simulator's README
+     * measures it).
      *
      * @param exchange the fleet's exchange, shared by every router that routes the fleet
      * @param routerId this router's id, unique among them (a host name, a pod name)
@@ -475,9 +392,9 @@ public final class AffinityRouter {
      */
     public Builder loadExchange(LoadExchange exchange, String routerId,
         Duration interval) {
-      this.loadExchange = Objects.requireNonNull(exchange, "exchange");
-      this.routerId = Checks.notBlank(routerId, "routerId");
-      this.loadExchangeInterval = Checks.positive(interval, "loadExchangeInterval");
+      settings.loadExchange = Objects.requireNonNull(exchange, "exchange");
+      settings.routerId = Checks.notBlank(routerId, "routerId");
+      settings.loadExchangeInterval = Checks.positive(interval, "loadExchangeInterval");
       return this;
     }
 
@@ -485,19 +402,19 @@ public final class AffinityRouter {
     public Builder addScorer(ReplicaScorer scorer) {
       ReplicaScorer s = Objects.requireNonNull(scorer, "scorer");
       Checks.nonNegativeFinite(s.weightSeconds(), "weightSeconds of " + s.name());
-      scorers.add(s);
+      settings.scorers.add(s);
       return this;
     }
 
     /** Adds a filter plugin. */
     public Builder addFilter(ReplicaFilter filter) {
-      filters.add(Objects.requireNonNull(filter, "filter"));
+      settings.filters.add(Objects.requireNonNull(filter, "filter"));
       return this;
     }
 
     /** Adds a listener. */
     public Builder addListener(RoutingListener listener) {
-      listeners.add(Objects.requireNonNull(listener, "listener"));
+      settings.listeners.add(Objects.requireNonNull(listener, "listener"));
       return this;
     }
 
@@ -515,16 +432,14 @@ public final class AffinityRouter {
 
     /** Returns a new router. */
     public Router build() {
-      boolean owns = false;
-      BindingStore s = store;
-      if (s == null && storeProvider != null) {
-        s = BindingStores.create(storeProvider, storeProperties);
-        owns = true;
-      } else if (s == null) {
-        s = InMemoryBindingStore.builder().clock(clock).build();
-        owns = true;
+      BindingStore store = settings.store;
+      boolean owns = store == null;
+      if (store == null && settings.storeProvider != null) {
+        store = BindingStores.create(settings.storeProvider, settings.storeProperties);
+      } else if (store == null) {
+        store = InMemoryBindingStore.builder().clock(settings.clock).build();
       }
-      return new DefaultRouter(this, s, owns);
+      return new DefaultRouter(settings, store, owns);
     }
   }
 }

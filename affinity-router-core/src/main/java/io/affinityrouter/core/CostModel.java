@@ -1,6 +1,7 @@
 package io.affinityrouter.core;
 
 import io.affinityrouter.ReplicaLoad;
+import io.affinityrouter.spi.Checks;
 
 /**
  * Turns a replica's load, in tokens, into an estimated time to first token for one request there, in
@@ -39,34 +40,23 @@ import io.affinityrouter.ReplicaLoad;
  * elsewhere: both sides are seconds of the same engine. Immutable and thread-safe.
  */
 final class CostModel {
-  /**
-   * Default prefill throughput, tokens per second: {@value} (the linear term of the step-time fit
-   * for Qwen2.5-7B on one H100 in DESIGN.md, {@code b} = 16.8 µs per batched token; the quadratic
-   * part is {@link #DEFAULT_ATTENTION_SECONDS}).
-   */
+  // The engine calibration below is a step-time fit to inference-sim's per-layer kernel profiles
+  // of Qwen2.5-7B-Instruct (BF16) on one H100-80GB; the simulator's README gives the fit.
+  /** Default prefill throughput, tokens per second: {@value} (16.8 µs per batched token). */
   static final double DEFAULT_PREFILL_TOKENS_PER_SECOND = 59_500;
   /**
-   * Default running sequences that double the prefill time: {@value}. Stronger than the decode
-   * kernels' own cost (c·D + d·K per step in the DESIGN.md fit, a few percent of a prefill chunk at
-   * 64 sequences with long contexts): a replica's decode batch also holds its KV and its scheduler
-   * slots. In the fleet simulator ({@code examples/simulator}), 8 and 16 moved long sessions off
-   * their cache for short queues (hit rate 1 to 2.5 points lower on the Mooncake traces) and 10^6
-   * (no slowdown) lost the agent workloads' balance; 64 kept both.
+   * Default running sequences that double the prefill time: {@value}. A decode batch also holds
+   * KV and scheduler slots, so it slows prefill more than its kernels' cost alone says.
    */
   static final double DEFAULT_BATCH_SLOWDOWN_SEQUENCES = 64;
   /**
-   * Default queue cost of one running sequence, seconds: {@value} (4 ms). A decode step costs
-   * about 8 µs per sequence plus 0.0185 µs per context token in the DESIGN.md fit (4 ms per step for
-   * a 64-sequence batch of 3k-token contexts), and in closed-loop agent sessions each running
-   * sequence is a session that comes back. In the fleet simulator, 3, 4 and 6 ms were within noise
-   * of each other; without it (0) the agent workloads' p99 TTFT rose by about a quarter.
+   * Default queue cost of one running sequence, seconds: {@value}. A running sequence in an agent
+   * session is a turn that comes back; about a decode step of 64 sequences of 3k-token contexts.
    */
   static final double DEFAULT_RUNNING_SEQUENCE_SECONDS = 0.004;
-
   /**
-   * Default attention cost, seconds per (uncached token × context token): {@value} (9.2e-4 µs, the
-   * {@code e} of the step-time fit for Qwen2.5-7B on H100 in DESIGN.md: a 32k-token prefill spends
-   * about half its time there).
+   * Default attention cost, seconds per (uncached token × context token): {@value}; a 32k-token
+   * prefill spends about half its time there.
    */
   static final double DEFAULT_ATTENTION_SECONDS = 9.2e-10;
 
@@ -95,24 +85,10 @@ final class CostModel {
    */
   CostModel(double prefillTokensPerSecond, double batchSlowdownSequences,
       double attentionSeconds, double runningSequenceSeconds) {
-    this.prefillTokensPerSecond = positive(prefillTokensPerSecond, "prefillTokensPerSecond");
-    this.batchSlowdownSequences = positive(batchSlowdownSequences, "batchSlowdownSequences");
-    this.attentionSeconds = nonNegative(attentionSeconds, "attentionSeconds");
-    this.runningSequenceSeconds = nonNegative(runningSequenceSeconds, "runningSequenceSeconds");
-  }
-
-  private static double positive(double v, String name) {
-    if (!(v > 0) || Double.isInfinite(v)) {
-      throw new IllegalArgumentException(name + ": " + v + " (expected: > 0 and finite)");
-    }
-    return v;
-  }
-
-  private static double nonNegative(double v, String name) {
-    if (!(v >= 0) || Double.isInfinite(v)) {
-      throw new IllegalArgumentException(name + ": " + v + " (expected: >= 0 and finite)");
-    }
-    return v;
+    this.prefillTokensPerSecond = Checks.positiveFinite(prefillTokensPerSecond, "prefillTokensPerSecond");
+    this.batchSlowdownSequences = Checks.positiveFinite(batchSlowdownSequences, "batchSlowdownSequences");
+    this.attentionSeconds = Checks.nonNegativeFinite(attentionSeconds, "attentionSeconds");
+    this.runningSequenceSeconds = Checks.nonNegativeFinite(runningSequenceSeconds, "runningSequenceSeconds");
   }
 
   /** Running sequences on the replica, as the larger of the local and the engine's view. */

@@ -40,7 +40,7 @@ final class DefaultRouter implements Router {
   private final int topK;
   private final AtomicBoolean closed = new AtomicBoolean();
 
-  DefaultRouter(AffinityRouter.Builder b, BindingStore store, boolean ownsStore) {
+  DefaultRouter(RouterSettings b, BindingStore store, boolean ownsStore) {
     InstantSource clock = b.clock;
     this.store = store;
     this.ownsStore = ownsStore;

@@ -3,6 +3,7 @@ package io.affinityrouter.core;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
+import io.affinityrouter.spi.Checks;
 import io.affinityrouter.spi.Binding;
 import io.affinityrouter.spi.BindingKey;
 import io.affinityrouter.spi.BindingStore;
@@ -124,11 +125,7 @@ public final class InMemoryBindingStore implements BindingStore {
   public void close() {}
 
   private static long ttlNanos(Duration ttl) {
-    Objects.requireNonNull(ttl, "ttl");
-    if (ttl.isNegative() || ttl.isZero()) {
-      throw new IllegalArgumentException("ttl: " + ttl + " (expected: > 0)");
-    }
-    return ttl.toNanos();
+    return Checks.positive(ttl, "ttl").toNanos();
   }
 
   private static final class Entry {
@@ -155,10 +152,7 @@ public final class InMemoryBindingStore implements BindingStore {
 
     /** Sets the most bindings kept (default {@value #DEFAULT_MAXIMUM_SIZE}); must be {@code > 0}. */
     public Builder maximumSize(long maximumSize) {
-      if (maximumSize <= 0) {
-        throw new IllegalArgumentException("maximumSize: " + maximumSize + " (expected: > 0)");
-      }
-      this.maximumSize = maximumSize;
+      this.maximumSize = Checks.positive(maximumSize, "maximumSize");
       return this;
     }
 

@@ -1,10 +1,10 @@
 package io.affinityrouter.core;
 
+import io.affinityrouter.spi.Checks;
 import io.affinityrouter.spi.LoadExchange;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -33,11 +33,7 @@ public final class InMemoryLoadExchange implements LoadExchange {
    * @throws IllegalArgumentException if {@code staleAfter} is not positive
    */
   public InMemoryLoadExchange(Duration staleAfter) {
-    Objects.requireNonNull(staleAfter, "staleAfter");
-    if (staleAfter.isNegative() || staleAfter.isZero()) {
-      throw new IllegalArgumentException("staleAfter: " + staleAfter + " (expected: > 0)");
-    }
-    this.staleAfterMillis = staleAfter.toMillis();
+    this.staleAfterMillis = Checks.positive(staleAfter, "staleAfter").toMillis();
   }
 
   @Override

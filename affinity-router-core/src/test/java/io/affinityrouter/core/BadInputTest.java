@@ -70,7 +70,7 @@ class BadInputTest {
     assertThatThrownBy(() -> ReplicaLoad.builder().kvUsage(1.5))
         .hasMessage("kvUsage: 1.5 (expected: 0..1)");
     assertThatThrownBy(() -> ReplicaLoad.builder().outputTokensPerSecond(Double.NaN))
-        .hasMessage("outputTokensPerSecond: NaN (expected: a finite number >= 0)");
+        .hasMessage("outputTokensPerSecond: NaN (expected: >= 0 and finite)");
     assertThatThrownBy(() -> ReplicaLoad.builder().kvCapacityTokens(-5))
         .hasMessage("kvCapacityTokens: -5 (expected: >= 0)");
   }

@@ -53,10 +53,10 @@ class InMemoryLoadExchangeTest {
   @Test
   void badInputIsRejectedWithTheReason() {
     assertThatThrownBy(() -> exchange.exchange(" ", Map.of(), 0))
-        .isInstanceOf(IllegalArgumentException.class).hasMessage("routerId: blank (expected: a non-blank id)");
+        .isInstanceOf(IllegalArgumentException.class).hasMessage("routerId: blank (expected: a non-blank string)");
     assertThatThrownBy(() -> exchange.exchange("a", Map.of("r1", -1.0), 0))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("queuedSeconds of r1: -1.0 (expected: finite and >= 0)");
+        .hasMessage("queuedSeconds of r1: -1.0 (expected: >= 0 and finite)");
     assertThatThrownBy(() -> exchange.exchange("a", Map.of("r1", Double.NaN), 0))
         .isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> new InMemoryLoadExchange(Duration.ZERO))

@@ -1,5 +1,6 @@
 package io.affinityrouter.redis;
 
+import io.affinityrouter.spi.Checks;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.SslOptions;
@@ -120,34 +121,31 @@ public final class RedisBindingStoreBuilder {
 
   /** Per-command timeout; default {@value #DEFAULT_COMMAND_TIMEOUT_MS} ms. */
   public RedisBindingStoreBuilder commandTimeout(Duration timeout) {
-    this.commandTimeout = positive("commandTimeout", timeout);
+    this.commandTimeout = Checks.positive(timeout, "commandTimeout");
     return this;
   }
 
   /** Connect timeout; default {@value #DEFAULT_CONNECT_TIMEOUT_MS} ms. */
   public RedisBindingStoreBuilder connectTimeout(Duration timeout) {
-    this.connectTimeout = positive("connectTimeout", timeout);
+    this.connectTimeout = Checks.positive(timeout, "connectTimeout");
     return this;
   }
 
   /** Upper bound of the reconnect back-off; default {@value #DEFAULT_RECONNECT_MAX_DELAY_MS} ms. */
   public RedisBindingStoreBuilder reconnectMaxDelay(Duration delay) {
-    this.reconnectMaxDelay = positive("reconnectMaxDelay", delay);
+    this.reconnectMaxDelay = Checks.positive(delay, "reconnectMaxDelay");
     return this;
   }
 
   /** Commands queued per connection before new ones are rejected; default {@value #DEFAULT_REQUEST_QUEUE_SIZE}. */
   public RedisBindingStoreBuilder requestQueueSize(int size) {
-    if (size < 1) {
-      throw new IllegalArgumentException("requestQueueSize: " + size + " (expected: > 0)");
-    }
-    this.requestQueueSize = size;
+    this.requestQueueSize = Checks.positive(size, "requestQueueSize");
     return this;
   }
 
   /** Periodic Cluster topology refresh; default {@value #DEFAULT_TOPOLOGY_REFRESH_SECONDS} s. */
   public RedisBindingStoreBuilder topologyRefreshPeriod(Duration period) {
-    this.topologyRefreshPeriod = positive("topologyRefreshPeriod", period);
+    this.topologyRefreshPeriod = Checks.positive(period, "topologyRefreshPeriod");
     return this;
   }
 
@@ -156,10 +154,7 @@ public final class RedisBindingStoreBuilder {
    * the store opens a pub/sub connection for invalidations.
    */
   public RedisBindingStoreBuilder localCacheSize(long size) {
-    if (size < 0) {
-      throw new IllegalArgumentException("localCacheSize: " + size + " (expected: >= 0)");
-    }
-    this.localCacheSize = size;
+    this.localCacheSize = Checks.nonNegative(size, "localCacheSize");
     return this;
   }
 
@@ -171,7 +166,7 @@ public final class RedisBindingStoreBuilder {
    * (normally it arrives within milliseconds); entries not re-read for three intervals are dropped.
    */
   public RedisBindingStoreBuilder localCacheRefresh(Duration interval) {
-    this.localCacheRefresh = positive("localCacheRefresh", interval);
+    this.localCacheRefresh = Checks.positive(interval, "localCacheRefresh");
     return this;
   }
 
@@ -214,13 +209,5 @@ public final class RedisBindingStoreBuilder {
       connections.close();
       throw e;
     }
-  }
-
-  private static Duration positive(String name, Duration value) {
-    Objects.requireNonNull(value, name);
-    if (value.isNegative() || value.isZero()) {
-      throw new IllegalArgumentException(name + ": " + value + " (expected: > 0)");
-    }
-    return value;
   }
 }

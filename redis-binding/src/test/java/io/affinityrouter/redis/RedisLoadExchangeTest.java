@@ -147,10 +147,10 @@ class RedisLoadExchangeTest {
     RedisLoadExchange a = gatewayA.loadExchange();
     assertThatThrownBy(() -> a.exchange("", Map.of(), NOW))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("routerId: blank (expected: a non-blank id)");
+        .hasMessage("routerId: blank (expected: a non-blank string)");
     assertThatThrownBy(() -> a.exchange("a", Map.of("r1", Double.POSITIVE_INFINITY), NOW))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("queuedSeconds of r1: Infinity (expected: finite and >= 0)");
+        .hasMessage("queuedSeconds of r1: Infinity (expected: >= 0 and finite)");
     assertThat(server.cli("exists", "ar:b:load").trim()).isEqualTo("0");
   }
 

@@ -8,7 +8,7 @@ import java.util.Objects;
  * <p>Latency of a request = {@code latencyScale × (uncachedPromptTokens × prefillMicrosPerToken +
  * outputTokens × decodeMicrosPerToken)} µs, the prefill part before the first token and the decode
  * part spread over the tokens. The defaults are of the order of a 7B model on one H100 (about 20 µs
- * per prefilled token, 7 ms per decode step; see the project's DESIGN.md calibration); tests use a
+ * per prefilled token, 7 ms per decode step, as the simulator's calibration); tests use a
  * small {@code latencyScale}. Prompt text counts {@value #CHARS_PER_TOKEN} characters per token, so
  * one cache block of {@code blockSize} tokens is {@code blockSize × CHARS_PER_TOKEN} characters.
  *
@@ -198,7 +198,7 @@ public final class FakeVllmConfig {
 
     private static double nonNegative(double value, String name) {
       if (!(value >= 0) || Double.isInfinite(value)) {
-        throw new IllegalArgumentException(name + ": " + value + " (expected: finite and >= 0)");
+        throw new IllegalArgumentException(name + ": " + value + " (expected: >= 0 and finite)");
       }
       return value;
     }

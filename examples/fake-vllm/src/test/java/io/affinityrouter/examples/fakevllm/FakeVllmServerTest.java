@@ -230,7 +230,7 @@ class FakeVllmServerTest {
     org.assertj.core.api.Assertions.assertThatThrownBy(
         () -> FakeVllmConfig.builder().latencyScale(-1))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("latencyScale: -1.0 (expected: finite and >= 0)");
+        .hasMessage("latencyScale: -1.0 (expected: >= 0 and finite)");
     org.assertj.core.api.Assertions.assertThatThrownBy(
         () -> FakeVllmConfig.builder().numGpuBlocks(0))
         .hasMessage("numGpuBlocks: 0 (expected: > 0)");

@@ -13,7 +13,7 @@ package io.affinityrouter.examples.simulator.fleet;
  * attention term).
  *
  * <p>The defaults ({@link #QWEN25_7B_H100}) are the fit to per-layer kernel times of Qwen2.5-7B on
- * an H100-80GB given in the project's {@code DESIGN.md} (calibration section; source:
+ * an H100-80GB (source:
  * inference-sim {@code training/kernel_profiles/…qwen2-5-7b…yaml}, mean error 2.3%, worst 15%).
  * They give a 512 / 2k / 8k-token prefill of about 10.5 / 37 / 170 ms and a decode step of about
  * 6.5 ms at batch 1 to 14 ms at batch 256 with 1k context; real vLLM 0.15.1 measured 7.0 ms
@@ -31,7 +31,7 @@ package io.affinityrouter.examples.simulator.fleet;
 public record CostModel(double fixedMicros, double floorMicros, double perTokenMicros,
     double perDecodeSeqMicros, double perContextTokenMicros, double attentionMicros) {
 
-  /** Qwen2.5-7B-Instruct, BF16, one H100-80GB (DESIGN.md calibration: a, W, b, c, d, e). */
+  /** Qwen2.5-7B-Instruct, BF16, one H100-80GB (a, W, b, c, d, e of the fit above). */
   public static final CostModel QWEN25_7B_H100 =
       new CostModel(1550, 5550, 16.8, 8, 0.0185, 9.2e-4);
 
@@ -51,7 +51,7 @@ public record CostModel(double fixedMicros, double floorMicros, double perTokenM
 
   private static void check(double value, String name) {
     if (!(value >= 0) || Double.isInfinite(value)) {
-      throw new IllegalArgumentException(name + ": " + value + " (expected: finite and >= 0)");
+      throw new IllegalArgumentException(name + ": " + value + " (expected: >= 0 and finite)");
     }
   }
 

@@ -1,0 +1,59 @@
+package io.affinityrouter.core;
+
+import io.affinityrouter.spi.BindingStore;
+import io.affinityrouter.spi.LoadExchange;
+import io.affinityrouter.spi.ReplicaFilter;
+import io.affinityrouter.spi.ReplicaScorer;
+import io.affinityrouter.spi.RoutingListener;
+import java.time.Duration;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.random.RandomGenerator;
+
+/** What an {@link AffinityRouter.Builder} was told: every option, at its default until set. */
+final class RouterSettings {
+  BindingStore store;
+  String storeProvider;
+  Map<String, String> storeProperties = Map.of();
+  Duration bindingTtl = AffinityRouter.Builder.DEFAULT_BINDING_TTL;
+  Duration storeTimeout = AffinityRouter.Builder.DEFAULT_STORE_TIMEOUT;
+  Duration storeBackoff = AffinityRouter.Builder.DEFAULT_STORE_BACKOFF;
+  Duration storeMaxBackoff = AffinityRouter.Builder.DEFAULT_STORE_MAX_BACKOFF;
+  InstantSource clock = InstantSource.system();
+  RandomGenerator random;
+  int tokenBlockSize = BlockHasher.DEFAULT_TOKEN_BLOCK_SIZE;
+  int textBlockChars = BlockHasher.DEFAULT_TEXT_BLOCK_CHARS;
+  int maxPromptBlocks = BlockHasher.DEFAULT_MAX_PROMPT_BLOCKS;
+  long hashSeed;
+  long prefixIndexEntries = AffinityRouter.Builder.DEFAULT_PREFIX_INDEX_ENTRIES;
+  int placementBlocks = AffinityRouter.Builder.DEFAULT_PLACEMENT_BLOCKS;
+  double prefillTokensPerSecond = CostModel.DEFAULT_PREFILL_TOKENS_PER_SECOND;
+  double batchSlowdownSequences = CostModel.DEFAULT_BATCH_SLOWDOWN_SEQUENCES;
+  double attentionSeconds = CostModel.DEFAULT_ATTENTION_SECONDS;
+  double runningSequenceSeconds = CostModel.DEFAULT_RUNNING_SEQUENCE_SECONDS;
+  double recomputeWeight = AffinityRouter.Builder.DEFAULT_RECOMPUTE_WEIGHT;
+  int topK = AffinityRouter.Builder.DEFAULT_TOP_K;
+  double epsilonSeconds = AffinityRouter.Builder.DEFAULT_EPSILON_SECONDS;
+  double epsilonFraction = AffinityRouter.Builder.DEFAULT_EPSILON_FRACTION;
+  Duration rampUp = AffinityRouter.Builder.DEFAULT_RAMP_UP;
+  double minRampWeight = AffinityRouter.Builder.DEFAULT_MIN_RAMP_WEIGHT;
+  int maxInFlightRequests = Integer.MAX_VALUE;
+  long maxInFlightTokens = Long.MAX_VALUE;
+  double affinityCachedFraction = AffinityRouter.Builder.DEFAULT_AFFINITY_CACHED_FRACTION;
+  double repinSavingsMultiple = AffinityRouter.Builder.DEFAULT_REPIN_SAVINGS_MULTIPLE;
+  Duration repinSlack = AffinityRouter.Builder.DEFAULT_REPIN_SLACK;
+  double affinityBudgetQuantile = AffinityRouter.Builder.DEFAULT_AFFINITY_BUDGET_QUANTILE;
+  double holderSavingsMultiple = AffinityRouter.Builder.DEFAULT_HOLDER_SAVINGS_MULTIPLE;
+  Duration atLimitRetryAfter = AffinityRouter.Builder.DEFAULT_AT_LIMIT_RETRY_AFTER;
+  Duration unavailableRetryAfter = AffinityRouter.Builder.DEFAULT_UNAVAILABLE_RETRY_AFTER;
+  Duration wakeThreshold = AffinityRouter.Builder.DEFAULT_WAKE_THRESHOLD;
+  long rememberedSessions = AffinityRouter.Builder.DEFAULT_REMEMBERED_SESSIONS;
+  LoadExchange loadExchange;
+  String routerId;
+  Duration loadExchangeInterval = AffinityRouter.Builder.DEFAULT_LOAD_EXCHANGE_INTERVAL;
+  final List<ReplicaScorer> scorers = new ArrayList<>();
+  final List<ReplicaFilter> filters = new ArrayList<>();
+  final List<RoutingListener> listeners = new ArrayList<>();
+}
