@@ -23,7 +23,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * estimate, so both cover the same number of blocks; the text baseline hashes the same characters
  * as a {@code char[]}).
  *
- * <p>Goal (issue 5): hashing ≥ 0.5× the throughput of the {@code Arrays.hashCode} pass, i.e.
+ * <p>Goal: hashing ≥ 0.5× the throughput of the {@code Arrays.hashCode} pass, i.e.
  * {@code hashTokens ≤ 2 × arraysHashCodeTokens} in time per operation (and the same for text).
  *
  * <pre>

@@ -23,7 +23,7 @@ import java.util.SplittableRandom;
  * </ol>
  *
  * <pre>
- * java -Xms2g -Xmx2g -XX:+UseSerialGC -cp jmh/target/benchmarks.jar \
+ * java -Xms2g -Xmx2g -cp jmh/target/benchmarks.jar \
  *     io.affinityrouter.core.IndexFootprint [entries]
  * </pre>
  */

@@ -28,7 +28,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * through the router's own decisions ({@link IndexFill}), its bound set to the same size
  * ({@code prefixIndexEntries}).
  *
- * <p>Goals read from this benchmark (issue 5): allocation per {@code select} with {@code -prof gc}
+ * <p>Goals read from this benchmark: allocation per {@code select} with {@code -prof gc}
  * at 64 replicas and 8K tokens; cost at 1,024 replicas against 64; cost with a 10M-block index
  * against 10K. {@code COLD} traffic runs the cold-prompt placement, with each engine's KV write
  * rate known from two scrapes a second apart ({@link Fleet#replicas(int, long, double)}).

@@ -26,7 +26,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * 1M-block index filled through the router's decisions. {@code selectPrehashed} is the same
  * decision with the prompt hashed beforehand ({@link Router#prehash}).
  *
- * <p>Goal (issue 5): {@code select} ≤ 2× {@code hash}.
+ * <p>Goal: {@code select} ≤ 2× {@code hash}.
  *
  * <pre>
  * java -jar jmh/target/benchmarks.jar SelectVsHashBenchmark -prof gc

@@ -7,7 +7,7 @@ import java.util.List;
 
 /**
  * Runs {@code io.affinityrouter.core.IndexFootprint} in a fresh JVM (so that the heap it measures
- * holds nothing else) and returns its markdown table.
+ * holds nothing else), under the JVM's default collector (G1), and returns its markdown table.
  */
 final class Footprint {
   private Footprint() {}
@@ -19,7 +19,7 @@ final class Footprint {
    */
   static String run() throws IOException, InterruptedException {
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    Process p = new ProcessBuilder(List.of(java, "-Xms2g", "-Xmx2g", "-XX:+UseSerialGC", "-cp",
+    Process p = new ProcessBuilder(List.of(java, "-Xms2g", "-Xmx2g", "-cp",
         System.getProperty("java.class.path"), "io.affinityrouter.core.IndexFootprint", "1000000"))
         .redirectErrorStream(true)
         .start();

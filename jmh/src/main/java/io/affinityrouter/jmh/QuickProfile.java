@@ -23,7 +23,7 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * A short profile of every benchmark (one fork, 2 × 1 s warm-up, 3 × 1 s measurement, {@code -prof
  * gc} and {@link CpuTimeProfiler}), run as a few JMH runs with the parameter sweeps the goals need, then the index footprint
  * ({@code IndexFootprint}, in its own JVM). Writes one JMH JSON file per run and {@code quick.md}: a
- * table of every result and the goals of issue 5 with their verdicts. Used by
+ * table of every result and the goals with their verdicts. Used by
  * {@code jmh/run-quick.sh}, which also starts the Redis server and runs {@code redis-benchmark}.
  *
  * <p>Ratios are computed in this one run from CPU time per operation (on a shared machine, waiting

@@ -57,7 +57,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * and are counted separately: a run with many of them does not measure the store.
  *
  * <p>Needs a redis-server at {@code redisUri} (default {@code redis://127.0.0.1:6390}) that it may
- * flush: {@code jmh/run-redis.sh} starts one, runs {@code redis-benchmark} and this benchmark at the
+ * flush: {@code jmh/run-quick.sh} starts one, runs {@code redis-benchmark} and this benchmark at the
  * same concurrency, and stops it.
  *
  * <pre>

@@ -13,7 +13,7 @@ import org.openjdk.jmh.results.RunResult;
 
 /**
  * Turns a quick profile's results into markdown: every result (mean ± error, fastest iteration,
- * CPU time and allocation per operation), then each goal of issue 5 with the figures it is judged
+ * CPU time and allocation per operation), then each goal with the figures it is judged
  * on and a verdict. Time ratios are judged on CPU time per operation ({@link CpuTimeProfiler}),
  * which waiting for a core on a shared machine does not inflate; the wall-clock ratios are shown
  * beside them. Not thread-safe.
@@ -53,7 +53,7 @@ final class Report {
       }
     }
     goals();
-    md.append("\n## Goals (issue 5)\n\n| goal | figures (this run) | verdict |\n| --- | --- | --- |\n")
+    md.append("\n## Goals\n\n| goal | figures (this run) | verdict |\n| --- | --- | --- |\n")
         .append(goals)
         .append("\n## Prefix index footprint\n\n").append(footprint);
     return md.toString();

@@ -24,7 +24,7 @@ public record SimulationConfig(int replicas, int initiallyReady, int gateways,
     long scrapeIntervalNanos, long retryNanos, EngineConfig engine, List<FleetEvent> events,
     long seed, int asleep, long wakeNanos) {
 
-  /** Default scrape interval: 100 ms (DESIGN.md: metrics scraped every 50–100 ms). */
+  /** Default scrape interval: 100 ms (gateways scrape engine metrics every 50–100 ms). */
   public static final long DEFAULT_SCRAPE_NANOS = 100_000_000L;
   /** Default retry delay: 50 ms. */
   public static final long DEFAULT_RETRY_NANOS = 50_000_000L;

@@ -2,7 +2,7 @@ package io.affinityrouter.examples.simulator.fleet;
 
 /**
  * The constants of one simulated vLLM replica. Defaults ({@link #defaults()}) are vLLM V1 defaults
- * for Qwen2.5-7B-Instruct on one H100-80GB, from the project's {@code DESIGN.md} calibration section:
+ * for Qwen2.5-7B-Instruct on one H100-80GB:
  *
  * <ul>
  *   <li>{@code blockSize} {@value #DEFAULT_BLOCK_SIZE} tokens (vLLM {@code engine/arg_utils.py});

@@ -7,8 +7,7 @@ import java.util.List;
 import java.util.SplittableRandom;
 
 /**
- * Least-request top-k with a slow start for new pods, with the figures the project's DESIGN.md gives
- * for AIBrix: among the {@value #K} pods with the fewest in-flight requests, those within
+ * Least-request top-k with a slow start for new pods, with AIBrix's figures: among the {@value #K} pods with the fewest in-flight requests, those within
  * {@value #EPSILON} requests of the least are candidates, one drawn at random weighted by its ramp;
  * a pod ready for less than {@value #RAMP_SECONDS} s has weight {@code age / 300 s} (linear ramp,
  * floored at 1%) so that a new pod is not flooded. In-flight counts are the gateway's own. Not

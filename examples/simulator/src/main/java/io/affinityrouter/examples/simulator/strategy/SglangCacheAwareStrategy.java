@@ -23,8 +23,7 @@ import java.util.SplittableRandom;
  * The chosen worker's tree then records the prompt. The tree learns only from this router's own
  * decisions and is trimmed by LRU beyond {@code max_tree_size} (2^26 characters ≈ 2^24 tokens per
  * worker; the real router trims every 120 s, here on insertion). Matching is per segment, not per
- * character. The threshold default is the project's DESIGN.md figure (0.3; older router releases
- * used 0.5). Not thread-safe (one per gateway).
+ * character. The cache threshold is 0.3 (older router releases used 0.5). Not thread-safe (one per gateway).
  */
 final class SglangCacheAwareStrategy implements RoutingStrategy {
   static final double CACHE_THRESHOLD = 0.3;
