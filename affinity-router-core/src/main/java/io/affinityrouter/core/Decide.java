@@ -3,6 +3,7 @@ package io.affinityrouter.core;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import io.affinityrouter.Replica;
+import io.affinityrouter.RepinCause;
 import io.affinityrouter.RoutingDecision;
 import io.affinityrouter.RoutingReason;
 import io.affinityrouter.ScoreBreakdown;
@@ -10,9 +11,9 @@ import java.time.Duration;
 import java.time.InstantSource;
 
 /**
- * The last stage of {@code select}: turns a {@link Route} into a {@link RoutingDecision} (opens the
- * lease, records the prompt in the prefix index, notifies the listeners), or says why nothing can
- * take the request. Asks a sleeping replica to wake, once per replica and model per retry
+ * The last stage of {@code select}: routes the request to the replica chosen (opens the lease,
+ * records the prompt in the prefix index, builds the {@link RoutingDecision}, notifies the
+ * listeners), or says why nothing can take the request. Asks a sleeping replica to wake, once per replica and model per retry
  * interval. Thread-safe.
  */
 final class Decide {
@@ -47,13 +48,43 @@ final class Decide {
     return affinityCachedFraction;
   }
 
-  /** Opens the lease on the route's replica, records the prompt there, notifies, returns. */
-  RoutingDecision routed(Selection sel, Route route) {
-    int i = route.replica();
+  // One entry point per kind of route; a value object per decision measured 40 B that escape
+  // analysis did not remove.
+
+  /** A request without a session, to the picker's choice {@code i}. */
+  RoutingDecision best(Selection sel, int i) {
+    return routed(sel, i, RoutingReason.BEST_SCORE, 0, false, null, null, false, false);
+  }
+
+  /** A session routed to {@code i} without the store's answer. */
+  RoutingDecision degraded(Selection sel, int i) {
+    return routed(sel, i, RoutingReason.DEGRADED_FALLBACK, 0, true, null, null, false, false);
+  }
+
+  /**
+   * A session claimed, kept or adopted on {@code i}, where the store's binding points.
+   * {@code bound}: its existing binding was kept; {@code assumeCached}: count at least
+   * {@link #affinityCachedFraction()} of the prompt as cached there.
+   */
+  RoutingDecision session(Selection sel, int i, RoutingReason reason, long generation,
+      boolean bound, boolean assumeCached) {
+    return routed(sel, i, reason, generation, false, null, null, bound, assumeCached);
+  }
+
+  /** A session moved to {@code i}, off {@code previous}, by a compare-and-set that won. */
+  RoutingDecision repinned(Selection sel, int i, long generation, RepinCause cause,
+      String previous) {
+    return routed(sel, i, RoutingReason.SESSION_REPINNED, generation, false, cause, previous,
+        false, false);
+  }
+
+  /** Opens the lease on replica {@code i}, records the prompt there, notifies, returns. */
+  private RoutingDecision routed(Selection sel, int i, RoutingReason reason, long generation,
+      boolean degraded, RepinCause cause, String previous, boolean bound, boolean assumeCached) {
     ReplicaState state = sel.states[i];
     long cached = sel.cachedTokens(i);
     double prefillSeconds = sel.prefill[i];
-    if (route.assumeCached()) {
+    if (assumeCached) {
       long assumed = (long) (affinityCachedFraction * sel.promptTokens);
       if (assumed > cached) {
         cached = assumed;
@@ -68,12 +99,11 @@ final class Decide {
       index.record(sel.hashes, sel.blocks, state.ordinal(), sel.matched[i]);
     }
     double total = sel.queue[i] + prefillSeconds - sel.plugin[i];
-    var scores = new ScoreBreakdown(route.bound(),
+    var scores = new ScoreBreakdown(bound,
         sel.promptTokens == 0 ? 0 : (double) cached / sel.promptTokens, prefillSeconds,
         sel.queue[i], sel.plugin[i], total);
-    RoutingDecision d = RoutingDecision.routed(route.reason(), sel.replicas.get(i), lease, scores,
-        sel.matched[i], sel.blocks, route.generation(), route.degraded(), route.cause(),
-        route.previous());
+    RoutingDecision d = RoutingDecision.routed(reason, sel.replicas.get(i), lease, scores,
+        sel.matched[i], sel.blocks, generation, degraded, cause, previous);
     notify(sel, d);
     return d;
   }

@@ -122,18 +122,18 @@ final class DefaultRouter implements Router {
         hasher.tokensPerBlock(request), s);
     classify.run(sel, s);
     if (!sel.anyUsableOrAtLimit()) {
-      return Outcome.of(decide.notRouted(sel));
+      return sel.decided(decide.notRouted(sel));
     }
     score.run(sel, s);
     sel.key = Classify.key(sel);
     int preferred = sel.key == null ? -1 : pinning.reconcileTarget(sel);
     sel.candidate = preferred >= 0 ? preferred : pick.run(sel, s);
     if (sel.candidate < 0) {
-      return Outcome.of(decide.notRouted(sel));
+      return sel.decided(decide.notRouted(sel));
     }
     decide.wakeIfBusy(sel);
     if (sel.key == null) {
-      return Outcome.of(decide.routed(sel, Route.best(sel.candidate)));
+      return sel.decided(decide.best(sel, sel.candidate));
     }
     return pinning.run(sel);
   }

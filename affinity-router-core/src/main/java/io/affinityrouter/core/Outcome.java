@@ -6,15 +6,25 @@ import java.util.concurrent.CompletionStage;
 
 /** What a stage of {@code select} returns: a finished decision, or one the store still owes. */
 sealed interface Outcome {
-  /** A decision made now, on the caller's thread. */
-  record Decided(RoutingDecision decision) implements Outcome {}
+  /**
+   * A decision made now. Each selection reuses one (a decision allocates nothing to say it is
+   * done), so it is read at once, before the thread's next decision.
+   */
+  final class Decided implements Outcome {
+    private RoutingDecision decision;
+
+    Decided set(RoutingDecision decision) {
+      this.decision = decision;
+      return this;
+    }
+
+    RoutingDecision decision() {
+      return decision;
+    }
+  }
 
   /** A decision that completes when the binding store answers (or times out). */
   record Pending(CompletionStage<RoutingDecision> stage) implements Outcome {}
-
-  static Outcome of(RoutingDecision decision) {
-    return new Decided(decision);
-  }
 
   /** This outcome as a stage (completed when decided). */
   default CompletionStage<RoutingDecision> stage() {

@@ -81,12 +81,12 @@ final class Pinning {
   Outcome run(Selection sel) {
     StoreGuard.Admission admission = store.admit();
     if (admission == StoreGuard.Admission.SKIP) {
-      return Outcome.of(degraded(sel));
+      return sel.decided(degraded(sel));
     }
     if (admission == StoreGuard.Admission.PROBE) {
       RoutingDecision d = degraded(sel);
       store.probe(sel.key, d.replica().id());
-      return Outcome.of(d);
+      return sel.decided(d);
     }
     return continueWith(sel, store.getOrClaim(sel.key, sel.states[sel.candidate].id()),
         afterClaim);
@@ -95,7 +95,7 @@ final class Pinning {
   private Outcome afterClaim(Selection sel, Binding b, Throwable ex) {
     if (ex != null) {
       store.failed(ex);
-      return Outcome.of(degraded(sel));
+      return sel.decided(degraded(sel));
     }
     store.succeeded();
     String reconcile = degradedSessions.estimatedSize() == 0
@@ -116,8 +116,7 @@ final class Pinning {
       RoutingReason reason = attempt > 0 ? RoutingReason.SESSION_ADOPTED
           : b.written() ? RoutingReason.SESSION_CLAIMED : RoutingReason.SESSION_AFFINITY;
       remember(sel.key, b.replicaId());
-      return Outcome.of(decide.routed(sel,
-          Route.session(c, reason, b.generation(), !b.written(), assume)));
+      return sel.decided(decide.session(sel, c, reason, b.generation(), !b.written(), assume));
     }
     int bound = sel.indexOf(b.replicaId());
     RepinCause cause = policy.keep(sel, bound, assume);
@@ -126,8 +125,7 @@ final class Pinning {
       RoutingReason reason = attempt > 0 ? RoutingReason.SESSION_ADOPTED
           : RoutingReason.SESSION_AFFINITY;
       remember(sel.key, b.replicaId());
-      return Outcome.of(decide.routed(sel,
-          Route.session(bound, reason, b.generation(), true, assume)));
+      return sel.decided(decide.session(sel, bound, reason, b.generation(), true, assume));
     }
     return repin(sel, b, cause, attempt);
   }
@@ -136,20 +134,19 @@ final class Pinning {
     int c = sel.candidate;
     String target = sel.states[c].id();
     if (attempt >= MAX_REPIN_ATTEMPTS) {
-      return Outcome.of(decide.routed(sel, Route.degraded(c)));
+      return sel.decided(decide.degraded(sel, c));
     }
     return continueWith(sel, store.repin(sel.key, old.generation(), target), (s, nb, ex) -> {
       if (ex != null) {
         store.failed(ex);
         degradedSessions.put(s.key, target);
-        return Outcome.of(decide.routed(s, Route.degraded(c)));
+        return s.decided(decide.degraded(s, c));
       }
       store.succeeded();
       if (nb.written()) {
         remember(s.key, target);
         listeners.repin(s.key, old.replicaId(), target, cause);
-        return Outcome.of(decide.routed(s,
-            Route.repinned(c, nb.generation(), cause, old.replicaId())));
+        return s.decided(decide.repinned(s, c, nb.generation(), cause, old.replicaId()));
       }
       return afterBinding(s, nb, attempt + 1);
     });
@@ -204,7 +201,7 @@ final class Pinning {
       sel.states[c].cancelAcquire(sel.requestTokens);
     }
     degradedSessions.put(key, sel.states[chosen].id());
-    return decide.routed(sel, Route.degraded(chosen));
+    return decide.degraded(sel, chosen);
   }
 
   private interface Step {

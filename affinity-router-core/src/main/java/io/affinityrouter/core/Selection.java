@@ -1,6 +1,7 @@
 package io.affinityrouter.core;
 
 import io.affinityrouter.Replica;
+import io.affinityrouter.RoutingDecision;
 import io.affinityrouter.RoutingRequest;
 import io.affinityrouter.spi.BindingKey;
 import java.util.Arrays;
@@ -47,6 +48,7 @@ final class Selection {
   BindingKey key;
   int candidate = -1;
   boolean detached;
+  private final Outcome.Decided decided = new Outcome.Decided();
 
   /** Starts a new decision on this thread's selection, pointing at its scratch arrays. */
   Selection reset(RoutingRequest request, List<Replica> replicas, long startNanos, String model,
@@ -108,6 +110,11 @@ final class Selection {
     c.candidate = candidate;
     c.detached = true;
     return c;
+  }
+
+  /** {@code d} as this selection's outcome (one reused instance: read it before the next). */
+  Outcome decided(RoutingDecision d) {
+    return decided.set(d);
   }
 
   /** Whether the request's model sleeps on some replica. */

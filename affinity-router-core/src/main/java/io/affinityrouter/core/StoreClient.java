@@ -7,11 +7,10 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
 
 /**
  * The router's calls to its {@link BindingStore}: each bounded by the store timeout, a thrown
- * exception turned into a failed future, behind the {@link StoreGuard} circuit breaker, failures
+ * exception turned into a failed future (no lambda per call: this is the hot path), behind the {@link StoreGuard} circuit breaker, failures
  * reported to the listeners. Thread-safe.
  */
 final class StoreClient {
@@ -36,11 +35,19 @@ final class StoreClient {
   }
 
   CompletableFuture<Binding> getOrClaim(BindingKey key, String replicaId) {
-    return call(() -> store.getOrClaim(key, replicaId, bindingTtl));
+    try {
+      return bounded(store.getOrClaim(key, replicaId, bindingTtl));
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
   }
 
   CompletableFuture<Binding> repin(BindingKey key, long generation, String replicaId) {
-    return call(() -> store.repin(key, generation, replicaId, bindingTtl));
+    try {
+      return bounded(store.repin(key, generation, replicaId, bindingTtl));
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
   }
 
   /** A probe's claim in the background: its answer only closes or reopens the breaker. */
@@ -63,13 +70,9 @@ final class StoreClient {
     listeners.storeFailure(ex);
   }
 
-  /** Calls the store, turning a thrown exception into a failed future, bounded by the timeout. */
-  private CompletableFuture<Binding> call(Supplier<CompletionStage<Binding>> op) {
-    try {
-      CompletableFuture<Binding> f = op.get().toCompletableFuture();
-      return f.isDone() ? f : f.copy().orTimeout(timeoutNanos, TimeUnit.NANOSECONDS);
-    } catch (RuntimeException e) {
-      return CompletableFuture.failedFuture(e);
-    }
+  /** The store's answer, failing with a timeout if it is not there within the store timeout. */
+  private CompletableFuture<Binding> bounded(CompletionStage<Binding> stage) {
+    CompletableFuture<Binding> f = stage.toCompletableFuture();
+    return f.isDone() ? f : f.copy().orTimeout(timeoutNanos, TimeUnit.NANOSECONDS);
   }
 }
