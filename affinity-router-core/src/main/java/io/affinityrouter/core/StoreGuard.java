@@ -6,14 +6,18 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A circuit breaker around the binding store, so that an outage costs each caller at most the store
- * timeout once, and then nothing.
+ * timeout a few times, and then nothing, while a store that is merely slow now and then stays in
+ * use.
  *
- * <p>Closed, every decision calls the store. A failure (an error or a timeout) opens the breaker for a
- * back-off that starts at {@code initialBackoff} and doubles with each failed probe up to
- * {@code maxBackoff}. While open, decisions skip the store and route degraded at once. When the
- * back-off has passed, exactly one decision is let through as a <em>probe</em>: the router makes its
- * store call in the background, without waiting for it, and routes that decision degraded too. The
- * probe's success closes the breaker; its failure reopens it. Thread-safe and lock-free.
+ * <p>Closed, every decision calls the store. The breaker opens when {@value #WINDOW_FAILURES} of
+ * the last {@value #WINDOW} answers failed (errors or timeouts), never on one: a late answer now
+ * and then, or a burst of timeouts when the gateway's threads were starved, leaves it closed. Open, it stays so for a back-off that starts at
+ * {@code initialBackoff} and doubles with each failed probe up to {@code maxBackoff}; decisions
+ * skip the store and route degraded at once. When the back-off has passed, exactly one decision is
+ * let through as a <em>probe</em>: the router makes its store call in the background, without
+ * waiting for it, and routes that decision degraded too. The probe's success closes the breaker;
+ * its failure reopens it. Thread-safe and lock-free; a healthy store's answers cost one volatile
+ * read here.
  */
 final class StoreGuard {
   /** What a decision may do with the store. */
@@ -26,12 +30,20 @@ final class StoreGuard {
     SKIP
   }
 
+  /** Answers in the failure-rate window: {@value}. */
+  static final int WINDOW = 32;
+  /** Failures in the window that open the breaker: {@value} (half). */
+  static final int WINDOW_FAILURES = 16;
+  private static final long WINDOW_MASK = (1L << WINDOW) - 1;
+
   private final InstantSource clock;
   private final long initialBackoffMillis;
   private final long maxBackoffMillis;
   private final AtomicLong openUntil = new AtomicLong(-1); // -1: closed
   private final AtomicLong backoff;
   private final AtomicBoolean probing = new AtomicBoolean();
+  /** The last {@value #WINDOW} answers, newest in bit 0, a failure a 1 (all 0: nothing to track). */
+  private final AtomicLong window = new AtomicLong();
 
   /** Creates a closed breaker. */
   StoreGuard(InstantSource clock, long initialBackoffMillis, long maxBackoffMillis) {
@@ -63,6 +75,9 @@ final class StoreGuard {
     if (probe) {
       probing.set(false);
     }
+    if (window.get() != 0) { // a success shifts the window only while it holds a failure
+      window.getAndUpdate(w -> (w << 1) & WINDOW_MASK);
+    }
     if (openUntil.get() >= 0) {
       openUntil.set(-1);
       backoff.set(initialBackoffMillis);
@@ -77,8 +92,11 @@ final class StoreGuard {
       backoff.set(next);
       openUntil.set(now + next);
       probing.set(false);
-    } else if (openUntil.get() < 0) {
-      openUntil.compareAndSet(-1, now + backoff.get());
+      return;
+    }
+    long w = window.updateAndGet(x -> ((x << 1) | 1) & WINDOW_MASK);
+    if (Long.bitCount(w) >= WINDOW_FAILURES && openUntil.compareAndSet(-1, now + backoff.get())) {
+      window.set(0);
     }
   }
 }
