@@ -129,7 +129,9 @@ final class DefaultRouter implements Router {
     int preferred = sel.key == null ? -1 : pinning.reconcileTarget(sel);
     sel.candidate = preferred >= 0 ? preferred : pick.run(sel, s);
     if (sel.candidate < 0) {
-      return sel.decided(decide.notRouted(sel));
+      // No replica takes new work; a session bound to a draining one still goes there.
+      return sel.key != null && sel.anyDraining()
+          ? pinning.boundOnly(sel) : sel.decided(decide.notRouted(sel));
     }
     decide.wakeIfBusy(sel);
     if (sel.key == null) {

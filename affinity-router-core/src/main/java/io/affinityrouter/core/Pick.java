@@ -6,9 +6,9 @@ import java.util.random.RandomGenerator;
 
 /**
  * The third stage of {@code select}: chooses the candidate replica and reserves the request's
- * place there. Among the OK replicas (draining ones only if none is OK): the one holding most of
- * the prompt if it is within the affinity budget, else least-cost-top-k, with a placement key for
- * a prompt no replica holds. A replica that turns out full is skipped. Thread-safe.
+ * place there. Among the OK replicas (never a draining one: it takes no new work): the one holding
+ * most of the prompt if it is within the affinity budget, else least-cost-top-k, with a placement
+ * key for a prompt no replica holds. A replica that turns out full is skipped. Thread-safe.
  */
 final class Pick {
   private final TopKPicker picker;
@@ -32,18 +32,10 @@ final class Pick {
 
   /** The admitted candidate's index, or -1 if no replica can take the request. */
   int run(Selection sel, Selection.Scratch s) {
-    boolean anyOk = false;
     boolean anyMatch = false;
     for (int i = 0; i < sel.size; i++) {
       s.allowed[i] = sel.status[i] == Selection.OK;
-      anyOk |= s.allowed[i];
       anyMatch |= s.allowed[i] && sel.matched[i] > 0;
-    }
-    if (!anyOk) {
-      for (int i = 0; i < sel.size; i++) {
-        s.allowed[i] = sel.status[i] == Selection.DRAINING;
-        anyMatch |= s.allowed[i] && sel.matched[i] > 0;
-      }
     }
     if (anyMatch) {
       int holder = holderWithinBudget(sel, s.allowed);

@@ -9,7 +9,10 @@ import io.affinityrouter.spi.Binding;
 import io.affinityrouter.spi.BindingKey;
 import java.time.Duration;
 import java.time.InstantSource;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeoutException;
+import java.util.function.BiConsumer;
 
 /**
  * The pin stage of {@code select}: the session pinning protocol, run once the candidate is
@@ -24,11 +27,16 @@ import java.util.concurrent.CompletableFuture;
  *       generation. If another gateway moved the session first, this router adopts the newer
  *       binding, or repins again from it (at most three times), so a stale gateway never
  *       overwrites a newer binding.
- *   <li><b>Degraded</b>: when the store fails, times out, or its circuit breaker is open, the
- *       session keeps the replica the store last confirmed to this router if it is still usable,
- *       else rendezvous hashing of the session over the healthy replicas, which every gateway
- *       computes alike. Once the store answers again, the binding is repinned where the degraded
- *       decisions went ({@link RepinCause#RECONCILED}) if it differs.
+ *   <li><b>Degraded</b>: without the store's answer, the decision goes where this router believes
+ *       the store points: the last binding it heard of (late answers included) while that replica
+ *       is usable; for a session it never heard of whose claim is in flight (the call timed out),
+ *       the claimed candidate, where the claim will land; only when the store is unreachable
+ *       (an error, or the breaker open) rendezvous hashing over the healthy replicas, which every
+ *       gateway computes alike.
+ *   <li><b>Reconciled</b>: once the store answers again, a session that degraded decisions sent
+ *       elsewhere is repinned there ({@link RepinCause#RECONCILED}), fenced: only if the store's
+ *       binding is no newer than the one this router knew when it degraded. The store's binding
+ *       wins over a router's own outage.
  * </ol>
  *
  * The answer may arrive on the store's I/O thread, where the decision then completes. Nothing here
@@ -37,17 +45,23 @@ import java.util.concurrent.CompletableFuture;
 final class Pinning {
   private static final int MAX_REPIN_ATTEMPTS = 3;
 
+  /** A binding the store confirmed to this router. */
+  private record Known(String replicaId, long generation) {}
+
+  /** Where degraded decisions sent a session, and the generation this router knew then. */
+  private record Degraded(String replicaId, long knownGeneration) {}
+
   private final StoreClient store;
   private final RepinPolicy policy;
   private final Limits limits;
   private final BlockHasher hasher;
   private final Decide decide;
   private final Listeners listeners;
-  /** The binding the store last confirmed per session: where a degraded decision goes. */
-  private final Cache<BindingKey, String> lastKnown;
-  /** Where degraded decisions sent a session: reconciled when the store answers again. */
-  private final Cache<BindingKey, String> degradedSessions;
-  private final Step afterClaim = this::afterClaim; // built once: the common path allocates no step
+  private final Cache<BindingKey, Known> lastKnown;
+  private final Cache<BindingKey, Degraded> degradedSessions;
+  // Built once: the common path allocates no step and no handler.
+  private final Step<Binding> afterClaim = this::afterClaim;
+  private final BiConsumer<BindingKey, Binding> late = this::heard;
 
   Pinning(StoreClient store, RepinPolicy policy, Limits limits, BlockHasher hasher, Decide decide,
       Listeners listeners, long rememberedSessions, Duration bindingTtl, InstantSource clock) {
@@ -70,38 +84,76 @@ final class Pinning {
     if (degradedSessions.estimatedSize() == 0) {
       return -1;
     }
-    String target = degradedSessions.getIfPresent(sel.key);
-    if (target == null) {
+    Degraded d = degradedSessions.getIfPresent(sel.key);
+    if (d == null) {
       return -1;
     }
-    int i = sel.indexOf(target);
+    int i = sel.indexOf(d.replicaId());
     return i >= 0 && sel.usable(i) && limits.admit(sel, i) ? i : -1;
   }
 
   Outcome run(Selection sel) {
     StoreGuard.Admission admission = store.admit();
     if (admission == StoreGuard.Admission.SKIP) {
-      return sel.decided(degraded(sel));
+      return sel.decided(degraded(sel, false));
     }
     if (admission == StoreGuard.Admission.PROBE) {
-      RoutingDecision d = degraded(sel);
-      store.probe(sel.key, d.replica().id());
+      RoutingDecision d = degraded(sel, false);
+      store.probe(sel.key, d.replica().id(), late);
       return sel.decided(d);
     }
-    return continueWith(sel, store.getOrClaim(sel.key, sel.states[sel.candidate].id()),
+    return continueWith(sel, store.getOrClaim(sel.key, sel.states[sel.candidate].id(), late),
         afterClaim);
+  }
+
+  /**
+   * No replica takes new sessions (every one draining, or the rest at their limits): only a session
+   * already bound to a usable replica is routed, there; anything else is not routed.
+   */
+  Outcome boundOnly(Selection sel) {
+    StoreGuard.Admission admission = store.admit();
+    if (admission == StoreGuard.Admission.SKIP) {
+      return sel.decided(knownOnly(sel));
+    }
+    boolean probe = admission == StoreGuard.Admission.PROBE;
+    Step<Optional<Binding>> step = (s, binding, ex) -> {
+      if (ex != null) {
+        store.failed(ex, probe);
+        return s.decided(knownOnly(s));
+      }
+      store.succeeded(probe);
+      if (binding.isPresent()) {
+        Binding b = binding.get();
+        remember(s.key, b);
+        int i = s.indexOf(b.replicaId());
+        if (i >= 0 && s.usable(i) && limits.admit(s, i)) {
+          return s.decided(decide.session(s, i, RoutingReason.SESSION_AFFINITY, b.generation(),
+              true, false));
+        }
+      }
+      return s.decided(decide.notRouted(s));
+    };
+    return continueWith(sel, store.get(sel.key), step);
+  }
+
+  private RoutingDecision knownOnly(Selection sel) {
+    Known known = lastKnown.getIfPresent(sel.key);
+    int i = known == null ? -1 : sel.indexOf(known.replicaId());
+    return i >= 0 && sel.usable(i) && limits.admit(sel, i)
+        ? decide.degraded(sel, i) : decide.notRouted(sel);
   }
 
   private Outcome afterClaim(Selection sel, Binding b, Throwable ex) {
     if (ex != null) {
       store.failed(ex);
-      return sel.decided(degraded(sel));
+      return sel.decided(degraded(sel, ex instanceof TimeoutException));
     }
     store.succeeded();
-    String reconcile = degradedSessions.estimatedSize() == 0
+    Degraded reconcile = degradedSessions.estimatedSize() == 0
         ? null : degradedSessions.asMap().remove(sel.key);
-    if (reconcile != null && !reconcile.equals(b.replicaId())
-        && reconcile.equals(sel.states[sel.candidate].id())) {
+    if (reconcile != null && !reconcile.replicaId().equals(b.replicaId())
+        && reconcile.replicaId().equals(sel.states[sel.candidate].id())
+        && b.generation() <= reconcile.knownGeneration()) {
       return repin(sel, b, RepinCause.RECONCILED, 0);
     }
     return afterBinding(sel, b, 0);
@@ -111,11 +163,12 @@ final class Pinning {
     int c = sel.candidate;
     // The index knows only what this router sent: when it did not send the session's last turn to
     // its replica, a share of the prompt is assumed cached there.
-    boolean assume = !b.written() && !b.replicaId().equals(lastKnown.getIfPresent(sel.key));
+    Known known = lastKnown.getIfPresent(sel.key);
+    boolean assume = !b.written() && (known == null || !b.replicaId().equals(known.replicaId()));
     if (b.replicaId().equals(sel.states[c].id())) {
       RoutingReason reason = attempt > 0 ? RoutingReason.SESSION_ADOPTED
           : b.written() ? RoutingReason.SESSION_CLAIMED : RoutingReason.SESSION_AFFINITY;
-      remember(sel.key, b.replicaId());
+      remember(sel.key, b);
       return sel.decided(decide.session(sel, c, reason, b.generation(), !b.written(), assume));
     }
     int bound = sel.indexOf(b.replicaId());
@@ -124,7 +177,7 @@ final class Pinning {
       sel.states[c].cancelAcquire(sel.requestTokens);
       RoutingReason reason = attempt > 0 ? RoutingReason.SESSION_ADOPTED
           : RoutingReason.SESSION_AFFINITY;
-      remember(sel.key, b.replicaId());
+      remember(sel.key, b);
       return sel.decided(decide.session(sel, bound, reason, b.generation(), true, assume));
     }
     return repin(sel, b, cause, attempt);
@@ -136,48 +189,85 @@ final class Pinning {
     if (attempt >= MAX_REPIN_ATTEMPTS) {
       return sel.decided(decide.degraded(sel, c));
     }
-    return continueWith(sel, store.repin(sel.key, old.generation(), target), (s, nb, ex) -> {
+    Step<Binding> step = (s, nb, ex) -> {
       if (ex != null) {
         store.failed(ex);
-        degradedSessions.put(s.key, target);
+        // The repin may still land: the candidate is where the store will point if it does.
+        degradedSessions.put(s.key, new Degraded(target, old.generation()));
         return s.decided(decide.degraded(s, c));
       }
       store.succeeded();
       if (nb.written()) {
-        remember(s.key, target);
+        remember(s.key, nb);
         listeners.repin(s.key, old.replicaId(), target, cause);
         return s.decided(decide.repinned(s, c, nb.generation(), cause, old.replicaId()));
       }
       return afterBinding(s, nb, attempt + 1);
-    });
+    };
+    return continueWith(sel, store.repin(sel.key, old.generation(), target, late), step);
   }
 
-  /** Remembers the binding the store confirmed (no write when it is unchanged). */
-  private void remember(BindingKey key, String replicaId) {
-    if (!replicaId.equals(lastKnown.getIfPresent(key))) {
-      lastKnown.put(key, replicaId);
+  /** Remembers a binding the store confirmed, unless this router knows a newer one. */
+  private void remember(BindingKey key, Binding b) {
+    Known known = lastKnown.getIfPresent(key);
+    if (known == null || known.generation() < b.generation()
+        || known.generation() == b.generation() && !known.replicaId().equals(b.replicaId())) {
+      lastKnown.put(key, new Known(b.replicaId(), b.generation()));
     }
   }
 
   /**
-   * The session's last confirmed replica if still usable, else rendezvous over the healthy replicas;
-   * remembers where the session went for reconciliation.
+   * An answer that came after its call timed out: the store's binding, which this router now
+   * follows; a degraded move it makes moot is not reconciled.
    */
-  private RoutingDecision degraded(Selection sel) {
+  private void heard(BindingKey key, Binding b) {
+    remember(key, b);
+    Degraded d = degradedSessions.getIfPresent(key);
+    if (d != null && (b.generation() > d.knownGeneration()
+        || d.replicaId().equals(b.replicaId()))) {
+      degradedSessions.asMap().remove(key, d);
+    }
+  }
+
+  /**
+   * Where a decision goes without the store's answer: the last binding heard of, if usable; else,
+   * with the claim in flight, the candidate; else rendezvous over the healthy replicas. Remembers
+   * where the session went for reconciliation.
+   */
+  private RoutingDecision degraded(Selection sel, boolean claimInFlight) {
     BindingKey key = sel.key;
     int c = sel.candidate;
     int chosen = -1;
-    String known = lastKnown.getIfPresent(key);
+    Known known = lastKnown.getIfPresent(key);
     if (known != null) {
-      int k = sel.indexOf(known);
+      int k = sel.indexOf(known.replicaId());
       if (k >= 0 && sel.usable(k) && (k == c || limits.admit(sel, k))) {
         chosen = k;
       }
     }
+    if (chosen < 0 && claimInFlight) {
+      chosen = c;
+    }
+    if (chosen < 0) {
+      chosen = rendezvous(sel, key);
+    }
+    if (chosen != c) {
+      sel.states[c].cancelAcquire(sel.requestTokens);
+    }
+    String id = sel.states[chosen].id();
+    if (known == null || !known.replicaId().equals(id)) {
+      degradedSessions.put(key, new Degraded(id, known == null ? 0 : known.generation()));
+    }
+    return decide.degraded(sel, chosen);
+  }
+
+  /** The healthy replica rendezvous hashing gives the session (the candidate if none admits). */
+  private int rendezvous(Selection sel, BindingKey key) {
+    int c = sel.candidate;
     long keyHash = Rendezvous.keyHash(key.sessionId()) ^ hasher.chainSeed(key.model(),
         key.tenant());
-    boolean[] tried = chosen >= 0 ? null : new boolean[sel.size];
-    while (chosen < 0) {
+    boolean[] tried = new boolean[sel.size];
+    while (true) {
       int best = -1;
       long top = 0;
       for (int i = 0; i < sel.size; i++) {
@@ -190,38 +280,33 @@ final class Pinning {
         }
       }
       if (best < 0) {
-        chosen = c;
-      } else if (best == c || limits.admit(sel, best)) {
-        chosen = best;
-      } else {
-        tried[best] = true;
+        return c;
       }
+      if (best == c || limits.admit(sel, best)) {
+        return best;
+      }
+      tried[best] = true;
     }
-    if (chosen != c) {
-      sel.states[c].cancelAcquire(sel.requestTokens);
-    }
-    degradedSessions.put(key, sel.states[chosen].id());
-    return decide.degraded(sel, chosen);
   }
 
-  private interface Step {
-    Outcome apply(Selection sel, Binding b, Throwable ex);
+  private interface Step<T> {
+    Outcome apply(Selection sel, T answer, Throwable ex);
   }
 
   /** Runs {@code step} now if the store already answered, else when it does (detaching state). */
-  private static Outcome continueWith(Selection sel, CompletableFuture<Binding> f, Step step) {
+  private static <T> Outcome continueWith(Selection sel, CompletableFuture<T> f, Step<T> step) {
     if (f.isDone()) {
-      Binding b = null;
+      T answer = null;
       Throwable ex = null;
       try {
-        b = f.join();
+        answer = f.join();
       } catch (RuntimeException e) {
         ex = e.getCause() != null ? e.getCause() : e;
       }
-      return step.apply(sel, b, ex);
+      return step.apply(sel, answer, ex);
     }
     Selection own = sel.detached();
-    return new Outcome.Pending(f.handle((b, ex) -> step.apply(own, b, ex))
+    return new Outcome.Pending(f.handle((answer, ex) -> step.apply(own, answer, ex))
         .thenCompose(Outcome::stage));
   }
 }

@@ -4,14 +4,17 @@ import io.affinityrouter.spi.Binding;
 import io.affinityrouter.spi.BindingKey;
 import io.affinityrouter.spi.BindingStore;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
 
 /**
  * The router's calls to its {@link BindingStore}: each bounded by the store timeout, a thrown
- * exception turned into a failed future (no lambda per call: this is the hot path), behind the {@link StoreGuard} circuit breaker, failures
- * reported to the listeners. Thread-safe.
+ * exception turned into a failed future, behind the {@link StoreGuard} circuit breaker, failures
+ * reported to the listeners. An answer that comes after its call timed out is not thrown away: it
+ * goes to the late-answer handler, so the router learns what the store holds. Thread-safe.
  */
 final class StoreClient {
   private final BindingStore store;
@@ -34,31 +37,52 @@ final class StoreClient {
     return guard.admit();
   }
 
-  CompletableFuture<Binding> getOrClaim(BindingKey key, String replicaId) {
+  /** The session's binding, claimed for {@code replicaId} if it had none; late answers to {@code late}. */
+  CompletableFuture<Binding> getOrClaim(BindingKey key, String replicaId,
+      BiConsumer<BindingKey, Binding> late) {
     try {
-      return bounded(store.getOrClaim(key, replicaId, bindingTtl));
+      return bounded(store.getOrClaim(key, replicaId, bindingTtl), key, late);
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
   }
 
-  CompletableFuture<Binding> repin(BindingKey key, long generation, String replicaId) {
+  /** A compare-and-set of the binding onto {@code replicaId}; late answers to {@code late}. */
+  CompletableFuture<Binding> repin(BindingKey key, long generation, String replicaId,
+      BiConsumer<BindingKey, Binding> late) {
     try {
-      return bounded(store.repin(key, generation, replicaId, bindingTtl));
+      return bounded(store.repin(key, generation, replicaId, bindingTtl), key, late);
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
   }
 
-  /** A probe's claim in the background: its answer only closes or reopens the breaker. */
-  void probe(BindingKey key, String replicaId) {
-    getOrClaim(key, replicaId).whenComplete((b, ex) -> {
+  /** The session's binding, read without claiming (none: empty). */
+  CompletableFuture<Optional<Binding>> get(BindingKey key) {
+    try {
+      CompletableFuture<Optional<Binding>> f = store.get(key).toCompletableFuture();
+      return f.isDone() ? f : f.copy().orTimeout(timeoutNanos, TimeUnit.NANOSECONDS);
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /** A probe's claim in the background: it closes or reopens the breaker, its answer to {@code late}. */
+  void probe(BindingKey key, String replicaId, BiConsumer<BindingKey, Binding> late) {
+    CompletableFuture<Binding> f;
+    try {
+      f = store.getOrClaim(key, replicaId, bindingTtl).toCompletableFuture();
+    } catch (RuntimeException e) {
+      f = CompletableFuture.failedFuture(e);
+    }
+    f.copy().orTimeout(timeoutNanos, TimeUnit.NANOSECONDS).whenComplete((b, ex) -> {
       if (ex == null) {
         guard.onSuccess(true);
       } else {
         guard.onFailure(true);
       }
     });
+    f.thenAccept(b -> late.accept(key, b));
   }
 
   void succeeded() {
@@ -66,13 +90,36 @@ final class StoreClient {
   }
 
   void failed(Throwable ex) {
-    guard.onFailure(false);
+    failed(ex, false);
+  }
+
+  /** A call's answer came; {@code probe}: the call was the breaker's probe. */
+  void succeeded(boolean probe) {
+    guard.onSuccess(probe);
+  }
+
+  /** A call failed or timed out; {@code probe}: the call was the breaker's probe. */
+  void failed(Throwable ex, boolean probe) {
+    guard.onFailure(probe);
     listeners.storeFailure(ex);
   }
 
-  /** The store's answer, failing with a timeout if it is not there within the store timeout. */
-  private CompletableFuture<Binding> bounded(CompletionStage<Binding> stage) {
+  /**
+   * The store's answer, failing with a timeout if it is not there within the store timeout; an
+   * answer that arrives later still reaches {@code late}.
+   */
+  private CompletableFuture<Binding> bounded(CompletionStage<Binding> stage, BindingKey key,
+      BiConsumer<BindingKey, Binding> late) {
     CompletableFuture<Binding> f = stage.toCompletableFuture();
-    return f.isDone() ? f : f.copy().orTimeout(timeoutNanos, TimeUnit.NANOSECONDS);
+    if (f.isDone()) {
+      return f;
+    }
+    CompletableFuture<Binding> answer = f.copy().orTimeout(timeoutNanos, TimeUnit.NANOSECONDS);
+    answer.whenComplete((b, ex) -> {
+      if (ex != null) {
+        f.thenAccept(lateAnswer -> late.accept(key, lateAnswer));
+      }
+    });
+    return answer;
   }
 }

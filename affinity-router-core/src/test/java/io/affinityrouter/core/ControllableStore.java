@@ -10,11 +10,11 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A binding store for tests that delegates to a real one but can be switched to fail every call, or
- * to hang (never answer), and counts the calls it receives.
+ * A binding store for tests that delegates to a real one but can be switched to fail every call, to
+ * hang (never answer), or to write and then never answer, and counts the calls it receives.
  */
 final class ControllableStore implements BindingStore {
-  enum Mode { UP, FAIL, HANG }
+  enum Mode { UP, FAIL, HANG, HANG_AFTER_WRITE }
 
   private final BindingStore delegate;
   volatile Mode mode = Mode.UP;
@@ -30,6 +30,9 @@ final class ControllableStore implements BindingStore {
       case FAIL:
         return CompletableFuture.failedFuture(new IllegalStateException("store down"));
       case HANG:
+        return new CompletableFuture<>();
+      case HANG_AFTER_WRITE:
+        op.get();
         return new CompletableFuture<>();
       default:
         return op.get();
@@ -49,7 +52,7 @@ final class ControllableStore implements BindingStore {
 
   @Override
   public CompletionStage<Optional<Binding>> get(BindingKey key) {
-    return delegate.get(key);
+    return guard(() -> delegate.get(key));
   }
 
   @Override

@@ -55,32 +55,52 @@ class DegradedModeTest {
       a.lease().close();
       b.lease().close();
     }
-    assertThat(failures.get()).isEqualTo(1); // the breaker opened after the first failure
+    // the breaker opened once half of the window failed, not on the first
+    assertThat(failures.get()).isEqualTo(StoreGuard.WINDOW_FAILURES);
   }
 
   @Test
-  void hangingStoreCostsOneTimeoutThenNothingUntilTheProbe() throws Exception {
+  void hangingStoreCostsSomeTimeoutsThenNothingUntilTheProbe() throws Exception {
     store.mode = ControllableStore.Mode.HANG;
     Router router = router();
     List<Replica> fleet = replicas(4);
-    RoutingDecision first = router.select(session("a", tokens(1, 100)), fleet);
-    assertThat(first.isDegraded()).isTrue();
-    assertThat(store.calls.get()).isEqualTo(1);
+    for (int i = 0; i < StoreGuard.WINDOW_FAILURES; i++) {
+      RoutingDecision d = router.select(session("a" + i, tokens(i, 100)), fleet);
+      assertThat(d.isDegraded()).isTrue();
+      d.lease().close();
+    }
+    assertThat(store.calls.get()).isEqualTo(StoreGuard.WINDOW_FAILURES);
     for (int i = 0; i < 20; i++) {
       RoutingDecision d = router.select(session("b" + i, tokens(i, 100)), fleet);
       assertThat(d.isDegraded()).isTrue();
       d.lease().close();
     }
-    assertThat(store.calls.get()).isEqualTo(1); // breaker open: no call, no wait
+    // breaker open: no call, no wait
+    assertThat(store.calls.get()).isEqualTo(StoreGuard.WINDOW_FAILURES);
     // After the back-off one decision probes in the background; it still routes degraded at once.
     clock.advance(AffinityRouter.Builder.DEFAULT_STORE_BACKOFF);
     store.mode = ControllableStore.Mode.UP;
     RoutingDecision probe = router.select(session("c", tokens(3, 100)), fleet);
     assertThat(probe.isDegraded()).isTrue();
-    assertThat(store.calls.get()).isEqualTo(2);
+    assertThat(store.calls.get()).isEqualTo(StoreGuard.WINDOW_FAILURES + 1);
     RoutingDecision healed = router.select(session("d", tokens(4, 100)), fleet);
     assertThat(healed.isDegraded()).isFalse();
     assertThat(healed.reason()).isEqualTo(RoutingReason.SESSION_CLAIMED);
+  }
+
+  @Test
+  void aFirstTurnWhoseClaimTimesOutGoesToTheClaimedCandidate() {
+    store.mode = ControllableStore.Mode.HANG_AFTER_WRITE;
+    Router router = router();
+    List<Replica> fleet = replicas(6);
+    for (int s = 0; s < StoreGuard.WINDOW_FAILURES - 1; s++) {
+      RoutingDecision d = router.select(session("s" + s, tokens(s, 200)), fleet);
+      assertThat(d.isDegraded()).isTrue();
+      // the claim landed: the decision went where the store now points
+      assertThat(d.replica().id()).isEqualTo(memory.get(new BindingKey("", "", "s" + s))
+          .toCompletableFuture().join().orElseThrow().replicaId());
+      d.lease().close();
+    }
   }
 
   @Test
