@@ -27,7 +27,8 @@ import java.util.concurrent.atomic.LongAdder;
  * gateway {@code t mod n}) and prints, per backend, the requests it served and its prefix-cache hit
  * rate over the run, read from its own {@code /metrics} (the
  * {@code vllm:prefix_cache_hits_total / vllm:prefix_cache_queries_total} increase, parsed with the
- * core's {@link EngineMetrics}), plus the status codes and routing reasons the gateways returned.
+ * core's {@link EngineMetrics}), plus the status codes and routing reasons the gateways returned
+ * and how many sessions more than one backend served (from the {@code x-affinity-replica} header).
  *
  * <p>Run: {@code java ... LoadDriver --gateway http://127.0.0.1:8080 --backend
  * vllm-0=http://127.0.0.1:8001 ... [--sessions 24] [--turns 6] [--concurrency 8]
@@ -48,6 +49,7 @@ public final class LoadDriver {
   private final Map<String, LongAdder> statuses = new ConcurrentHashMap<>();
   private final Map<String, LongAdder> reasons = new ConcurrentHashMap<>();
   private final Map<String, LongAdder> served = new ConcurrentHashMap<>();
+  private final LongAdder split = new LongAdder();
 
   private LoadDriver(Flags f) {
     this.gateways = f.all("gateway");
@@ -112,6 +114,8 @@ public final class LoadDriver {
         turns, seconds, gateways.size());
     out.println("statuses: " + new TreeMap<>(counts(statuses)));
     out.println("reasons:  " + new TreeMap<>(counts(reasons)));
+    out.printf(Locale.ROOT, "sessions on more than one backend: %d of %d%n", split.sum(),
+        sessions);
     out.printf(Locale.ROOT, "%-10s %9s %14s %12s %9s%n", "backend", "requests", "prompt tokens",
         "cached", "hit rate");
     double q = 0;
@@ -134,6 +138,7 @@ public final class LoadDriver {
   private void session(int seed) throws Exception {
     Conversation c = new Conversation("load-" + seed + "-" + System.nanoTime(), model,
         Conversation.systemPrompt(seed % 4, systemPromptChars));
+    java.util.Set<String> replicas = new java.util.HashSet<>();
     for (int t = 1; t <= turns; t++) {
       String gateway = gateways.get(t % gateways.size());
       HttpRequest request = HttpRequest.newBuilder(URI.create(gateway + "/v1/chat/completions"))
@@ -145,12 +150,18 @@ public final class LoadDriver {
       HttpResponse<String> r = http.send(request, HttpResponse.BodyHandlers.ofString());
       count(statuses, Integer.toString(r.statusCode()));
       r.headers().firstValue("x-affinity-reason").ifPresent(x -> count(reasons, x));
-      r.headers().firstValue("x-affinity-replica").ifPresent(x -> count(served, x));
+      r.headers().firstValue("x-affinity-replica").ifPresent(x -> {
+        count(served, x);
+        replicas.add(x);
+      });
       if (r.statusCode() == 200) {
         c.answeredFrom(r.body());
       } else {
         c.answered("");
       }
+    }
+    if (replicas.size() > 1) {
+      split.increment();
     }
   }
 
