@@ -1,8 +1,9 @@
 package io.affinityrouter.core;
 
 import io.affinityrouter.Router;
-import io.affinityrouter.spi.Checks;
 import io.affinityrouter.spi.BindingStore;
+import io.affinityrouter.spi.Checks;
+import io.affinityrouter.spi.FleetLimits;
 import io.affinityrouter.spi.LoadExchange;
 import io.affinityrouter.spi.ReplicaFilter;
 import io.affinityrouter.spi.ReplicaScorer;
@@ -91,6 +92,8 @@ public final class AffinityRouter {
      * wake a sleeping replica for capacity: 100 ms, short enough to fire on short agent turns.
      */
     public static final Duration DEFAULT_WAKE_THRESHOLD = Duration.ofMillis(100);
+    /** Default time a fleet-wide slot is held if its lease is never closed: 10 min. */
+    public static final Duration DEFAULT_FLEET_LEASE_TIME = Duration.ofMinutes(10);
     /** Default bound on sessions a router remembers while the store is down: {@value}. */
     public static final long DEFAULT_REMEMBERED_SESSIONS = 100_000;
 
@@ -144,16 +147,13 @@ public final class AffinityRouter {
       return this;
     }
 
-    /** Sets the clock (default the system clock); the simulator passes simulated time. */
+    /** Sets the clock (default the system clock). */
     public Builder clock(InstantSource clock) {
       settings.clock = Objects.requireNonNull(clock, "clock");
       return this;
     }
 
-    /**
-     * Sets the random source of the picker. It must be thread-safe if the router is used from several
-     * threads. Default: {@link ThreadLocalRandom}.
-     */
+    /** Sets the picker's random source, thread-safe if shared (default {@link ThreadLocalRandom}). */
     public Builder random(RandomGenerator random) {
       settings.random = Objects.requireNonNull(random, "random");
       return this;
@@ -244,11 +244,9 @@ public final class AffinityRouter {
     }
 
     /**
-     * Sets the estimated queue, on the replica a request is routed to, at which the router asks to
-     * wake the request's model on a replica where it sleeps (default 100 ms): the awake replicas are
-     * busy, so a sleeping one should add capacity. The request is routed as usual; the wake goes to
-     * {@link io.affinityrouter.spi.RoutingListener#onWakeRequested}. When the model sleeps everywhere
-     * the router asks for a wake whatever this threshold.
+     * Sets the estimated queue on the routed replica at which the router asks to wake a replica
+     * where the model sleeps (default 100 ms; {@link RoutingListener#onWakeRequested}). The request
+     * is routed as usual. When the model sleeps everywhere a wake is asked for at once.
      *
      * @throws IllegalArgumentException if {@code threshold} is not positive
      */
@@ -336,9 +334,7 @@ public final class AffinityRouter {
      *       saves.
      * </ul>
      *
-     * Beyond the budget the cost model decides, as without one. The budget follows the workload: it
-     * is long where prompts are long, and a request kept within it waits no longer than the requests
-     * whose own prefill makes the tail. {@code quantile} 0 turns the budget off.
+     * Beyond the budget the cost model decides. {@code quantile} 0 turns the budget off.
      *
      * @throws IllegalArgumentException if {@code quantile} is not in [0, 1) or
      *     {@code holderSavingsMultiple} is negative or not finite
@@ -372,12 +368,10 @@ public final class AffinityRouter {
     }
 
     /**
-     * Shares this router's queued prefill per replica with the other routers (gateways) of the fleet
-     * through {@code exchange}, and counts theirs in its own estimates: every {@code interval} (at
-     * most; the exchange runs on a decision thread when a decision finds the interval elapsed, and
-     * never blocks it), this router publishes its view and reads the others'. Without it (the
-     * default), another gateway's queue is seen only through the engines' scraped waiting counts.
-     * The caller owns the exchange (the router does not close it).
+     * Shares this router's queued prefill per replica with the other routers of the fleet through
+     * {@code exchange}, at most every {@code interval}, on a decision thread that never waits for
+     * it, and counts theirs in its estimates. Without it (the default), another gateway's queue is
+     * seen only through the engines' scraped waiting counts. The caller owns the exchange.
      *
      * <p>Seeing the others' queues, sessions move more often: with several gateways, a
      * {@link #repinThreshold repin multiple} of 16 keeps their caches (the simulator's README
@@ -395,6 +389,21 @@ public final class AffinityRouter {
       settings.loadExchange = Objects.requireNonNull(exchange, "exchange");
       settings.routerId = Checks.notBlank(routerId, "routerId");
       settings.loadExchangeInterval = Checks.positive(interval, "loadExchangeInterval");
+      return this;
+    }
+
+    /**
+     * Makes the in-flight request limits ({@link #maxInFlightRequests}, or each replica's own) hold
+     * across every router that shares {@code limits}, not per router (default: per router). A routed
+     * decision takes a slot on its replica before it is returned and frees it when its lease
+     * closes; a replica at its limit fleet-wide makes the request {@code ALL_AT_LIMIT}. A slot whose
+     * lease is never closed is freed after {@code leaseTime}. When {@code limits} does not answer
+     * within {@link #storeTimeout} the local limits alone apply. Every decision then completes after
+     * that answer.
+     */
+    public Builder fleetLimits(FleetLimits limits, Duration leaseTime) {
+      settings.fleetLimits = Objects.requireNonNull(limits, "limits");
+      settings.fleetLeaseTime = Checks.positive(leaseTime, "leaseTime");
       return this;
     }
 

@@ -26,10 +26,11 @@ final class Decide {
   private final double wakeThresholdSeconds;
   private final Cache<String, Boolean> recentWakes;
   private final Listeners listeners;
+  private final boolean notifies;
 
   Decide(LoadTracker tracker, PrefixIndex index, CostModel costModel,
       double affinityCachedFraction, Duration atLimitRetryAfter, Duration unavailableRetryAfter,
-      Duration wakeThreshold, InstantSource clock, Listeners listeners) {
+      Duration wakeThreshold, InstantSource clock, Listeners listeners, boolean notifies) {
     this.tracker = tracker;
     this.index = index;
     this.costModel = costModel;
@@ -41,6 +42,7 @@ final class Decide {
         .expireAfterWrite(unavailableRetryAfter).ticker(() -> clock.millis() * 1_000_000L)
         .executor(Runnable::run).build();
     this.listeners = listeners;
+    this.notifies = notifies;
   }
 
   /** The share of a returning session's prompt taken as cached on its bound replica. */
@@ -167,7 +169,7 @@ final class Decide {
   }
 
   private void notify(Selection sel, RoutingDecision d) {
-    if (!listeners.isEmpty()) {
+    if (notifies && !listeners.isEmpty()) { // else the fleet gate notifies the final decision
       listeners.decision(sel.request, d, System.nanoTime() - sel.startNanos);
     }
   }

@@ -18,7 +18,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * {@link Classify} (what the request is, which replicas can take it), {@link Score} (each
  * replica's cost in seconds of estimated TTFT), {@link Pick} (the candidate, admitted),
  * {@link Pinning} (the session's binding in the store) and {@link Decide} (the lease and the
- * decision). See {@link AffinityRouter} for the options.
+ * decision); with fleet-wide limits, {@link FleetGate} last. See {@link AffinityRouter} for the
+ * options.
  *
  * <p>Lock-free on the common path: per-replica counters are atomics, the prefix index locks one
  * segment per write, per-decision arrays are per-thread scratch.
@@ -36,6 +37,7 @@ final class DefaultRouter implements Router {
   private final Pick pick;
   private final Pinning pinning;
   private final Decide decide;
+  private final FleetGate fleetGate;
   private final ThreadLocal<Selection.Scratch> scratch;
   private final int topK;
   private final AtomicBoolean closed = new AtomicBoolean();
@@ -68,7 +70,10 @@ final class DefaultRouter implements Router {
     this.pick = new Pick(picker, limits, budget, b.holderSavingsMultiple, b.placementBlocks,
         b.random, clock);
     this.decide = new Decide(tracker, index, costModel, b.affinityCachedFraction,
-        b.atLimitRetryAfter, b.unavailableRetryAfter, b.wakeThreshold, clock, listeners);
+        b.atLimitRetryAfter, b.unavailableRetryAfter, b.wakeThreshold, clock, listeners,
+        b.fleetLimits == null);
+    this.fleetGate = b.fleetLimits == null ? null : new FleetGate(b.fleetLimits,
+        b.fleetLeaseTime, b.storeTimeout, limits, b.atLimitRetryAfter, listeners);
     StoreClient storeClient = new StoreClient(store, b.bindingTtl, b.storeTimeout,
         new StoreGuard(clock, b.storeBackoff.toMillis(), b.storeMaxBackoff.toMillis()),
         listeners);
@@ -81,19 +86,23 @@ final class DefaultRouter implements Router {
 
   @Override
   public RoutingDecision select(RoutingRequest request, List<Replica> replicas) {
-    return route(request, replicas).join();
+    long start = listeners.isEmpty() ? 0 : System.nanoTime();
+    Outcome o = route(request, replicas, start);
+    return fleetGate == null ? o.join()
+        : fleetGate.gate(request, o, start).toCompletableFuture().join();
   }
 
   @Override
   public CompletionStage<RoutingDecision> selectAsync(RoutingRequest request,
       List<Replica> replicas) {
-    return route(request, replicas).stage();
+    long start = listeners.isEmpty() ? 0 : System.nanoTime();
+    Outcome o = route(request, replicas, start);
+    return fleetGate == null ? o.stage() : fleetGate.gate(request, o, start);
   }
 
-  private Outcome route(RoutingRequest request, List<Replica> replicas) {
+  private Outcome route(RoutingRequest request, List<Replica> replicas, long start) {
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(replicas, "replicas");
-    long start = listeners.isEmpty() ? 0 : System.nanoTime();
     Selection.Scratch s = scratch.get();
     if (s.busy) { // re-entered from a listener or plugin on this thread: use fresh scratch
       s = newScratch();

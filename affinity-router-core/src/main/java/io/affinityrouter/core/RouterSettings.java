@@ -1,6 +1,7 @@
 package io.affinityrouter.core;
 
 import io.affinityrouter.spi.BindingStore;
+import io.affinityrouter.spi.FleetLimits;
 import io.affinityrouter.spi.LoadExchange;
 import io.affinityrouter.spi.ReplicaFilter;
 import io.affinityrouter.spi.ReplicaScorer;
@@ -52,6 +53,8 @@ final class RouterSettings {
   long rememberedSessions = AffinityRouter.Builder.DEFAULT_REMEMBERED_SESSIONS;
   LoadExchange loadExchange;
   String routerId;
+  FleetLimits fleetLimits;
+  Duration fleetLeaseTime = AffinityRouter.Builder.DEFAULT_FLEET_LEASE_TIME;
   Duration loadExchangeInterval = AffinityRouter.Builder.DEFAULT_LOAD_EXCHANGE_INTERVAL;
   final List<ReplicaScorer> scorers = new ArrayList<>();
   final List<ReplicaFilter> filters = new ArrayList<>();

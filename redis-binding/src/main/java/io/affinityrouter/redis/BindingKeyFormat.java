@@ -27,6 +27,11 @@ final class BindingKeyFormat {
     return prefix + "load";
   }
 
+  /** The prefix of the per-replica sets of fleet-wide slots ({@code RedisFleetLimits}). */
+  String inFlightPrefix() {
+    return prefix + "inflight:";
+  }
+
   /** The channel on which repins publish invalidations: {@code <prefix>invalidate}. */
   String invalidationChannel() {
     return prefix + "invalidate";

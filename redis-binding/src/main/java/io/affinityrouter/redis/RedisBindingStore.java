@@ -89,6 +89,16 @@ public final class RedisBindingStore implements BindingStore {
         RedisLoadExchange.DEFAULT_STALE_AFTER);
   }
 
+  /**
+   * {@link io.affinityrouter.spi.FleetLimits} over this store's connection (one sorted set per
+   * replica, {@code <keyPrefix>inflight:<replicaId>}): give the same store's limits to every
+   * gateway's {@code AffinityRouter.Builder.fleetLimits} so that per-replica limits hold across
+   * them. Closing the store ends it.
+   */
+  public RedisFleetLimits fleetLimits() {
+    return new RedisFleetLimits(connections.scripting, keys.inFlightPrefix());
+  }
+
   /** A builder; see {@link RedisBindingStoreBuilder} for the options and their defaults. */
   public static RedisBindingStoreBuilder builder() {
     return new RedisBindingStoreBuilder();

@@ -1,0 +1,79 @@
+package io.affinityrouter.core;
+
+import io.affinityrouter.RoutingDecision;
+import io.affinityrouter.RoutingReason;
+import io.affinityrouter.RoutingRequest;
+import io.affinityrouter.spi.FleetLimits;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The fleet-wide limit, after the decide stage: a routed decision gets a slot on its replica from
+ * the {@link FleetLimits} before it is returned, freed when its lease closes; a replica at its
+ * limit fleet-wide makes the request {@link RoutingReason#ALL_AT_LIMIT} (the session stays
+ * pinned: shedding, not moving). A limits store that does not answer within the store timeout
+ * leaves the local limits alone in force (and a slot granted later is freed). Notifies the
+ * listeners of the final decision. Thread-safe.
+ */
+final class FleetGate {
+  private final FleetLimits fleet;
+  private final Duration leaseTime;
+  private final long timeoutNanos;
+  private final Limits limits;
+  private final Duration atLimitRetryAfter;
+  private final Listeners listeners;
+
+  FleetGate(FleetLimits fleet, Duration leaseTime, Duration timeout, Limits limits,
+      Duration atLimitRetryAfter, Listeners listeners) {
+    this.fleet = fleet;
+    this.leaseTime = leaseTime;
+    this.timeoutNanos = timeout.toNanos();
+    this.limits = limits;
+    this.atLimitRetryAfter = atLimitRetryAfter;
+    this.listeners = listeners;
+  }
+
+  CompletionStage<RoutingDecision> gate(RoutingRequest request, Outcome outcome, long startNanos) {
+    return outcome.stage().thenCompose(d -> admit(d)).thenApply(d -> {
+      if (!listeners.isEmpty()) {
+        listeners.decision(request, d, System.nanoTime() - startNanos);
+      }
+      return d;
+    });
+  }
+
+  private CompletionStage<RoutingDecision> admit(RoutingDecision d) {
+    if (!d.isRouted()) {
+      return CompletableFuture.completedFuture(d);
+    }
+    int max = limits.maxRequests(d.replica());
+    if (max == Integer.MAX_VALUE) {
+      return CompletableFuture.completedFuture(d);
+    }
+    CompletableFuture<Optional<FleetLimits.Permit>> f;
+    try {
+      f = fleet.acquire(d.replica().id(), max, leaseTime).toCompletableFuture();
+    } catch (RuntimeException e) {
+      f = CompletableFuture.failedFuture(e);
+    }
+    CompletableFuture<Optional<FleetLimits.Permit>> answer =
+        f.isDone() ? f : f.copy().orTimeout(timeoutNanos, TimeUnit.NANOSECONDS);
+    CompletableFuture<Optional<FleetLimits.Permit>> granted = f;
+    return answer.handle((permit, ex) -> {
+      if (ex != null) {
+        listeners.pluginFailure("fleetLimits", ex);
+        granted.thenAccept(late -> late.ifPresent(FleetLimits.Permit::release));
+        return d;
+      }
+      if (permit.isPresent()) {
+        ((Lease) d.lease()).onRelease(permit.get()::release);
+        return d;
+      }
+      d.lease().close();
+      return RoutingDecision.notRouted(RoutingReason.ALL_AT_LIMIT, atLimitRetryAfter, null);
+    });
+  }
+}
