@@ -8,6 +8,7 @@ import java.util.Optional;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -16,7 +17,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * ({@code <keyPrefix>inflight:<replicaId>}) whose members are the slots held, each scored by the
  * server time (ms) it expires at. Taking a slot is one {@code EVAL} on that key (Cluster-safe):
  * drop the expired slots, and add this one if fewer than the limit remain. Freeing it is one
- * {@code EVAL} of a {@code ZREM}, sent without waiting (one script path: no other command type). A router that dies leaves its slots to expire. Obtain one
+ * {@code EVAL} of a {@code ZREM}, sent without waiting and tried again if the connection rejects
+ * it; an acquire whose answer is lost (a command timeout after the script ran) frees its slot the
+ * same way. A router that dies leaves its slots to expire. Obtain one
  * from {@link RedisBindingStore#fleetLimits()}. Thread-safe.
  */
 public final class RedisFleetLimits implements FleetLimits {
@@ -46,25 +49,46 @@ public final class RedisFleetLimits implements FleetLimits {
       Duration leaseTime) {
     String key = keyPrefix + replicaId;
     String slot = idPrefix + next.incrementAndGet();
+    CompletionStage<Long> taken;
     try {
-      return scripting.<Long>eval(ACQUIRE, ScriptOutputType.INTEGER, new String[] {key},
-          Integer.toString(maxRequests), Long.toString(leaseTime.toMillis()), slot)
-          .thenApply(taken -> taken == 1L ? Optional.of(permit(key, slot)) : Optional.empty());
+      taken = scripting.eval(ACQUIRE, ScriptOutputType.INTEGER, new String[] {key},
+          Integer.toString(maxRequests), Long.toString(leaseTime.toMillis()), slot);
     } catch (RuntimeException e) { // a closed connection rejects the command at once
       return CompletableFuture.failedFuture(e);
     }
+    return taken.whenComplete((n, ex) -> {
+      if (ex != null) { // timed out or lost: the script may have run, so the slot is freed
+        release(key, slot, 0);
+      }
+    }).thenApply(n -> n == 1L ? Optional.of(permit(key, slot)) : Optional.empty());
   }
 
   private Permit permit(String key, String slot) {
     AtomicBoolean released = new AtomicBoolean();
     return () -> {
       if (released.compareAndSet(false, true)) {
-        try {
-          scripting.eval(RELEASE, ScriptOutputType.INTEGER, new String[] {key}, slot);
-        } catch (RuntimeException ignored) {
-          // the slot expires by itself
-        }
+        release(key, slot, 0);
       }
     };
   }
+
+  /** Frees a slot; a rejected command (a full request queue, a reconnect) is tried again. */
+  private void release(String key, String slot, int attempt) {
+    CompletionStage<Long> sent;
+    try {
+      sent = scripting.eval(RELEASE, ScriptOutputType.INTEGER, new String[] {key}, slot);
+    } catch (RuntimeException e) {
+      sent = CompletableFuture.failedFuture(e);
+    }
+    sent.whenComplete((n, ex) -> {
+      if (ex != null && attempt < RELEASE_ATTEMPTS) {
+        CompletableFuture.delayedExecutor(10L << attempt, TimeUnit.MILLISECONDS)
+            .execute(() -> release(key, slot, attempt + 1));
+      }
+      // after the last attempt the slot expires by itself, at its lease time
+    });
+  }
+
+  /** Tries to free a slot, 10 ms, 20 ms, ... apart: {@value}. */
+  static final int RELEASE_ATTEMPTS = 8;
 }

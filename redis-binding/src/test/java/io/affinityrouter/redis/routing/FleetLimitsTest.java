@@ -10,6 +10,7 @@ import io.affinityrouter.core.AffinityRouter;
 import io.affinityrouter.redis.RedisBindingStore;
 import io.affinityrouter.redis.testing.CommandStats;
 import io.affinityrouter.redis.testing.Fleet;
+import io.affinityrouter.redis.testing.LatencyProxy;
 import io.affinityrouter.redis.testing.RedisServerExtension;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -146,6 +147,29 @@ class FleetLimitsTest {
             .isPresent();
       }
       assertThat(healed).as("a slot free again after the lease time").isTrue();
+    }
+  }
+
+  @Test
+  void anAcquireWhoseAnswerIsLostFreesItsSlot() throws Exception {
+    redis.server().cli("flushall");
+    try (LatencyProxy proxy = new LatencyProxy(redis.server().port());
+        RedisBindingStore store = RedisBindingStore.builder().uri(proxy.uri()).build()) {
+      var limits = store.fleetLimits();
+      proxy.stall(true); // commands reach Redis, replies are held: the client times out (100 ms)
+      var f = limits.acquire("lost", LIMIT, Duration.ofMinutes(10)).toCompletableFuture();
+      for (int i = 0; i < 1_000 && !f.isDone(); i++) {
+        Thread.sleep(10);
+      }
+      assertThat(f).as("the acquire's answer never came").isCompletedExceptionally();
+      proxy.stall(false);
+      long held = heldSlots();
+      for (int i = 0; i < 1_000 && held > 0; i++) {
+        Thread.sleep(10);
+        held = heldSlots();
+      }
+      assertThat(held).as("the slot the script took, freed without waiting for its lease time")
+          .isZero();
     }
   }
 }
