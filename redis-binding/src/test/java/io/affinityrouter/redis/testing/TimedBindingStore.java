@@ -7,18 +7,30 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
 
 /**
- * Wraps a store and records the longest time its methods held the calling thread (they must not
- * block): evidence that a slow select came from elsewhere (scheduling, GC) and not from the store.
+ * Wraps a store and records how long its methods held the calling thread (they must not block):
+ * evidence that a slow select came from elsewhere (scheduling, GC) and not from the store. A store
+ * that blocked would hold every call; a busy machine holds one now and then.
  */
 public final class TimedBindingStore implements BindingStore {
   private final BindingStore delegate;
   private final AtomicLong maxSyncNanos = new AtomicLong();
+  private final LongAdder calls = new LongAdder();
+  private final LongAdder slowCalls = new LongAdder();
+  private final long slowNanos;
 
-  public TimedBindingStore(BindingStore delegate) {
+  /** Counts the calls that held the thread longer than {@code slow}. */
+  public TimedBindingStore(BindingStore delegate, Duration slow) {
     this.delegate = delegate;
+    this.slowNanos = slow.toNanos();
+  }
+
+  /** Calls, and calls longer than the slow threshold, since the last reset; resets both. */
+  public long[] takeCalls() {
+    return new long[] {calls.sumThenReset(), slowCalls.sumThenReset()};
   }
 
   /** The longest synchronous call since the last reset, in nanoseconds; resets it. */
@@ -31,7 +43,12 @@ public final class TimedBindingStore implements BindingStore {
     try {
       return call.get();
     } finally {
-      maxSyncNanos.accumulateAndGet(System.nanoTime() - start, Math::max);
+      long held = System.nanoTime() - start;
+      maxSyncNanos.accumulateAndGet(held, Math::max);
+      calls.increment();
+      if (held > slowNanos) {
+        slowCalls.increment();
+      }
     }
   }
 
