@@ -7,7 +7,6 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 
 /**
@@ -41,7 +40,7 @@ final class StoreClient {
   CompletableFuture<Binding> getOrClaim(BindingKey key, String replicaId,
       BiConsumer<BindingKey, Binding> late) {
     try {
-      return bounded(store.getOrClaim(key, replicaId, bindingTtl), key, late);
+      return Bounded.within(store.getOrClaim(key, replicaId, bindingTtl), timeoutNanos, late, key);
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
@@ -51,7 +50,8 @@ final class StoreClient {
   CompletableFuture<Binding> repin(BindingKey key, long generation, String replicaId,
       BiConsumer<BindingKey, Binding> late) {
     try {
-      return bounded(store.repin(key, generation, replicaId, bindingTtl), key, late);
+      return Bounded.within(store.repin(key, generation, replicaId, bindingTtl), timeoutNanos, late,
+          key);
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
@@ -60,8 +60,7 @@ final class StoreClient {
   /** The session's binding, read without claiming (none: empty). */
   CompletableFuture<Optional<Binding>> get(BindingKey key) {
     try {
-      CompletableFuture<Optional<Binding>> f = store.get(key).toCompletableFuture();
-      return f.isDone() ? f : f.copy().orTimeout(timeoutNanos, TimeUnit.NANOSECONDS);
+      return Bounded.within(store.get(key), timeoutNanos, (k, ignored) -> { }, key);
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
@@ -69,20 +68,21 @@ final class StoreClient {
 
   /** A probe's claim in the background: it closes or reopens the breaker, its answer to {@code late}. */
   void probe(BindingKey key, String replicaId, BiConsumer<BindingKey, Binding> late) {
-    CompletableFuture<Binding> f;
+    CompletionStage<Binding> answer;
     try {
-      f = store.getOrClaim(key, replicaId, bindingTtl).toCompletableFuture();
+      answer = Bounded.within(store.getOrClaim(key, replicaId, bindingTtl), timeoutNanos, late,
+          key);
     } catch (RuntimeException e) {
-      f = CompletableFuture.failedFuture(e);
+      answer = CompletableFuture.failedFuture(e);
     }
-    f.copy().orTimeout(timeoutNanos, TimeUnit.NANOSECONDS).whenComplete((b, ex) -> {
+    answer.whenComplete((b, ex) -> {
       if (ex == null) {
         guard.onSuccess(true);
+        late.accept(key, b); // nobody waits for a probe: its answer is heard like a late one
       } else {
         guard.onFailure(true);
       }
     });
-    f.thenAccept(b -> late.accept(key, b));
   }
 
   void succeeded() {
@@ -102,24 +102,5 @@ final class StoreClient {
   void failed(Throwable ex, boolean probe) {
     guard.onFailure(probe);
     listeners.storeFailure(ex);
-  }
-
-  /**
-   * The store's answer, failing with a timeout if it is not there within the store timeout; an
-   * answer that arrives later still reaches {@code late}.
-   */
-  private CompletableFuture<Binding> bounded(CompletionStage<Binding> stage, BindingKey key,
-      BiConsumer<BindingKey, Binding> late) {
-    CompletableFuture<Binding> f = stage.toCompletableFuture();
-    if (f.isDone()) {
-      return f;
-    }
-    CompletableFuture<Binding> answer = f.copy().orTimeout(timeoutNanos, TimeUnit.NANOSECONDS);
-    answer.whenComplete((b, ex) -> {
-      if (ex != null) {
-        f.thenAccept(lateAnswer -> late.accept(key, lateAnswer));
-      }
-    });
-    return answer;
   }
 }
