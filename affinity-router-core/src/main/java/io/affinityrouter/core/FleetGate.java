@@ -8,13 +8,12 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The fleet-wide limit, after the decide stage: a routed decision gets a slot on its replica from
- * the {@link FleetLimits} before it is returned, freed when its lease closes; a replica at its
- * limit fleet-wide makes the request {@link RoutingReason#ALL_AT_LIMIT} (the session stays
- * pinned: shedding, not moving). A limits store that does not answer within the store timeout
+ * the {@link FleetLimits} before it is returned, freed when its lease closes ({@link GatedLease});
+ * a replica at its limit fleet-wide makes the request {@link RoutingReason#ALL_AT_LIMIT} (the
+ * session stays pinned: shedding, not moving). A limits store that does not answer within the store timeout
  * leaves the local limits alone in force (and a slot granted later is freed). Notifies the
  * listeners of the final decision. Thread-safe.
  */
@@ -45,6 +44,11 @@ final class FleetGate {
     });
   }
 
+  /** A slot granted after the decision went on without it: freed. */
+  private static void releaseLate(Object ignored, Optional<FleetLimits.Permit> permit) {
+    permit.ifPresent(FleetLimits.Permit::release);
+  }
+
   private CompletionStage<RoutingDecision> admit(RoutingDecision d) {
     if (!d.isRouted()) {
       return CompletableFuture.completedFuture(d);
@@ -53,24 +57,23 @@ final class FleetGate {
     if (max == Integer.MAX_VALUE) {
       return CompletableFuture.completedFuture(d);
     }
-    CompletableFuture<Optional<FleetLimits.Permit>> f;
+    CompletionStage<Optional<FleetLimits.Permit>> answer;
     try {
-      f = fleet.acquire(d.replica().id(), max, leaseTime).toCompletableFuture();
+      answer = Bounded.within(fleet.acquire(d.replica().id(), max, leaseTime), timeoutNanos,
+          FleetGate::releaseLate, null);
     } catch (RuntimeException e) {
-      f = CompletableFuture.failedFuture(e);
+      answer = CompletableFuture.failedFuture(e);
     }
-    CompletableFuture<Optional<FleetLimits.Permit>> answer =
-        f.isDone() ? f : f.copy().orTimeout(timeoutNanos, TimeUnit.NANOSECONDS);
-    CompletableFuture<Optional<FleetLimits.Permit>> granted = f;
     return answer.handle((permit, ex) -> {
       if (ex != null) {
         listeners.pluginFailure("fleetLimits", ex);
-        granted.thenAccept(late -> late.ifPresent(FleetLimits.Permit::release));
         return d;
       }
       if (permit.isPresent()) {
-        ((Lease) d.lease()).onRelease(permit.get()::release);
-        return d;
+        return RoutingDecision.routed(d.reason(), d.replica(),
+            new GatedLease(d.lease(), permit.get()), d.scores(), d.matchedBlocks(),
+            d.promptBlocks(), d.bindingGeneration(), d.isDegraded(), d.repinCause().orElse(null),
+            d.previousReplicaId().orElse(null));
       }
       d.lease().close();
       return RoutingDecision.notRouted(RoutingReason.ALL_AT_LIMIT, atLimitRetryAfter, null);

@@ -26,7 +26,6 @@ final class Lease implements RequestLease {
   private final double queuePlace;
   private volatile long firstTokenMillis;
   private volatile int phase;
-  private volatile Runnable onRelease;
 
   Lease(LoadTracker tracker, ReplicaState state, long committedTokens, long prefillTokens,
       long decodeTokens, long startMillis, double prefillSeconds, double queuePlace) {
@@ -75,14 +74,6 @@ final class Lease implements RequestLease {
     }
   }
 
-  /** Runs {@code action} once when the lease is released (now, if it already was). */
-  void onRelease(Runnable action) {
-    this.onRelease = action;
-    if (phase == CLOSED) {
-      runOnRelease();
-    }
-  }
-
   /** Releases the admission; returns the phase it was in ({@code CLOSED}: already released). */
   private int release() {
     int previous = PHASE.getAndSet(this, CLOSED);
@@ -90,20 +81,8 @@ final class Lease implements RequestLease {
       return CLOSED;
     }
     state.release(committedTokens, previous == OPEN ? prefillTokens : 0, decodeTokens);
-    runOnRelease();
     return previous;
   }
-
-  private void runOnRelease() {
-    Runnable r = onRelease;
-    if (r != null && ON_RELEASE.compareAndSet(this, r, null)) {
-      r.run();
-    }
-  }
-
-  private static final java.util.concurrent.atomic.AtomicReferenceFieldUpdater<Lease, Runnable>
-      ON_RELEASE = java.util.concurrent.atomic.AtomicReferenceFieldUpdater.newUpdater(Lease.class,
-          Runnable.class, "onRelease");
 
   @Override
   public boolean isClosed() {
