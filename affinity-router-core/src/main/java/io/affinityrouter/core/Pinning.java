@@ -168,7 +168,7 @@ final class Pinning {
     if (b.replicaId().equals(sel.states[c].id())) {
       RoutingReason reason = attempt > 0 ? RoutingReason.SESSION_ADOPTED
           : b.written() ? RoutingReason.SESSION_CLAIMED : RoutingReason.SESSION_AFFINITY;
-      remember(sel.key, b);
+      remember(sel.key, b, known);
       return sel.decided(decide.session(sel, c, reason, b.generation(), !b.written(), assume));
     }
     int bound = sel.indexOf(b.replicaId());
@@ -177,7 +177,7 @@ final class Pinning {
       sel.states[c].cancelAcquire(sel.requestTokens);
       RoutingReason reason = attempt > 0 ? RoutingReason.SESSION_ADOPTED
           : RoutingReason.SESSION_AFFINITY;
-      remember(sel.key, b);
+      remember(sel.key, b, known);
       return sel.decided(decide.session(sel, bound, reason, b.generation(), true, assume));
     }
     return repin(sel, b, cause, attempt);
@@ -209,10 +209,26 @@ final class Pinning {
 
   /** Remembers a binding the store confirmed, unless this router knows a newer one. */
   private void remember(BindingKey key, Binding b) {
-    Known known = lastKnown.getIfPresent(key);
-    if (known == null || known.generation() < b.generation()
+    remember(key, b, lastKnown.getIfPresent(key));
+  }
+
+  /**
+   * As {@link #remember(BindingKey, Binding)}, with what this router knew already read: an
+   * unchanged binding writes nothing; a change is a compare-and-set on what was known, so a late
+   * answer heard on the store's thread at the same time is never replaced by an older binding.
+   */
+  private void remember(BindingKey key, Binding b, Known known) {
+    Known fresh = null;
+    while (known == null || known.generation() < b.generation()
         || known.generation() == b.generation() && !known.replicaId().equals(b.replicaId())) {
-      lastKnown.put(key, new Known(b.replicaId(), b.generation()));
+      if (fresh == null) {
+        fresh = new Known(b.replicaId(), b.generation());
+      }
+      if (known == null ? lastKnown.asMap().putIfAbsent(key, fresh) == null
+          : lastKnown.asMap().replace(key, known, fresh)) {
+        return;
+      }
+      known = lastKnown.getIfPresent(key);
     }
   }
 
