@@ -140,7 +140,7 @@ final class Decide {
 
   /** Asks for the sleeping capacity when the candidate's queue is long; routing goes on as usual. */
   void wakeIfBusy(Selection sel) {
-    if (sel.queue[sel.candidate] >= wakeThresholdSeconds && sel.anyAsleep()) {
+    if (sel.queue[sel.candidate] >= wakeThresholdSeconds && sel.any(Selection.ASLEEP)) {
       wake(sel);
     }
   }

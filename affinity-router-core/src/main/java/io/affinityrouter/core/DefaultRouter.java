@@ -139,7 +139,7 @@ final class DefaultRouter implements Router {
     sel.candidate = preferred >= 0 ? preferred : pick.run(sel, s);
     if (sel.candidate < 0) {
       // No replica takes new work; a session bound to a draining one still goes there.
-      return sel.key != null && sel.anyDraining()
+      return sel.key != null && sel.any(Selection.DRAINING)
           ? pinning.boundOnly(sel) : sel.decided(decide.notRouted(sel));
     }
     decide.wakeIfBusy(sel);

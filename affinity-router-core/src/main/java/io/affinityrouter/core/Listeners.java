@@ -22,7 +22,13 @@ final class Listeners {
   }
 
   void decision(RoutingRequest request, RoutingDecision decision, long nanos) {
-    each(l -> l.onDecision(request, decision, nanos));
+    for (RoutingListener l : listeners) { // every decision: a loop, not a lambda per call
+      try {
+        l.onDecision(request, decision, nanos);
+      } catch (RuntimeException ignored) {
+        // A listener's failure is its own: routing goes on.
+      }
+    }
   }
 
   void repin(BindingKey key, String from, String to, RepinCause cause) {

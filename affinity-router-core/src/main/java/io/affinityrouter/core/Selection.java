@@ -117,20 +117,10 @@ final class Selection {
     return decided.set(d);
   }
 
-  /** Whether some replica is draining (usable for the sessions already bound to it). */
-  boolean anyDraining() {
+  /** Whether some replica has status {@code code} ({@link #DRAINING}, {@link #ASLEEP}, ...). */
+  boolean any(byte code) {
     for (int i = 0; i < size; i++) {
-      if (status[i] == DRAINING) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  /** Whether the request's model sleeps on some replica. */
-  boolean anyAsleep() {
-    for (int i = 0; i < size; i++) {
-      if (status[i] == ASLEEP) {
+      if (status[i] == code) {
         return true;
       }
     }
