@@ -126,10 +126,10 @@ class SentinelRedisBindingStoreTest {
       assertThat(ok.get()).isGreaterThan(okBefore);
 
       // Writes now land on the promoted replica, and every binding survived.
-      // Lettuce refreshes the topology a few seconds after the sentinels announce the switch;
-      // without following +switch-master the store would wait for the old master to be demoted
-      // (about 10 s more, writing to it meanwhile).
-      assertThat(switchedMs - promotedMs).isLessThan(8_000);
+      // Lettuce refreshes the topology a few seconds after the sentinels announce the switch (up
+      // to about 9 s measured beside two CPU burners); without following +switch-master the store
+      // would wait for the old master to be demoted, about 10 s more, writing to it meanwhile.
+      assertThat(switchedMs - promotedMs).isLessThan(12_000);
       long keysBefore = Long.parseLong(replica.cli("dbsize"));
       Binding fresh = store.getOrClaim(key(-1), "r9", TTL).toCompletableFuture()
           .get(5, TimeUnit.SECONDS);
