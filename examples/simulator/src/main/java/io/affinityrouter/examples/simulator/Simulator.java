@@ -1,5 +1,7 @@
 package io.affinityrouter.examples.simulator;
 
+import io.affinityrouter.examples.simulator.capacity.CapacityReporter;
+import io.affinityrouter.examples.simulator.capacity.CapacityRun;
 import io.affinityrouter.examples.simulator.engine.FleetEvent;
 import io.affinityrouter.examples.simulator.engine.RunResult;
 import io.affinityrouter.examples.simulator.engine.Simulation;
@@ -38,6 +40,15 @@ public final class Simulator {
     } catch (IllegalArgumentException e) {
       System.err.println(e.getMessage());
       System.exit(2);
+      return;
+    }
+    if (o.capacity()) {
+      List<CapacityRun.WorkloadCapacity> capacities = CapacityRun.run(o, System.err::println);
+      System.out.print(CapacityReporter.table(capacities));
+      CapacityReporter.write(capacities, o.out());
+      System.err.println("wrote " + o.out().resolve(CapacityReporter.CSV) + ", "
+          + o.out().resolve(CapacityReporter.POINTS) + " and "
+          + o.out().resolve(CapacityReporter.SVG));
       return;
     }
     if (o.seeds().size() > 1) {
@@ -97,7 +108,8 @@ public final class Simulator {
   static final String MULTI_GATEWAY_VARIANT =
       "affinity-router-exch=loadExchangeMillis:100,repinSavings:16";
 
-  static StrategyRegistry registry(SimulatorOptions o) {
+  /** The strategies of {@code o}: the standard ones, the multi-gateway variant, {@code --variants}. */
+  public static StrategyRegistry registry(SimulatorOptions o) {
     StrategyRegistry standard = StrategyRegistry.standard();
     if (o.gateways() > 1) {
       standard = standard.withRouterVariants(MULTI_GATEWAY_VARIANT);
@@ -111,15 +123,10 @@ public final class Simulator {
     List<StrategyRegistry.Entry> strategies = new ArrayList<>(
         o.strategies().equals(List.of("all")) ? registry.all() : registry.select(o.strategies()));
     EngineConfig engine = EngineConfig.defaults().withKvBlocks(o.kvBlocks());
-    int ready = o.scenario().equals("scale-out") ? o.replicas() - 1 : o.replicas();
-    int asleep = o.scenario().equals("asleep") ? Math.max(1, o.replicas() / 4) : 0;
     List<RunResult> results = new ArrayList<>();
-    for (String name : o.workloads()) {
-      // the load is set on the replicas that serve from the start (awake and ready)
-      Workload w = WorkloadFactory.build(name, o, engine, ready - asleep, System.err::println);
-      SimulationConfig config = new SimulationConfig(o.replicas(), ready, o.gateways(),
-          o.scrapeMillis() * 1_000_000L, SimulationConfig.DEFAULT_RETRY_NANOS, engine,
-          events(o, w), o.seed()).withAsleep(asleep, SimulationConfig.DEFAULT_WAKE_NANOS);
+    for (String name : o.allWorkloads()) {
+      Workload w = WorkloadFactory.build(name, o, engine, servingReplicas(o), System.err::println);
+      SimulationConfig config = config(o, w, engine);
       for (StrategyRegistry.Entry s : strategies) {
         long t0 = System.nanoTime();
         RunResult r = Simulation.run(w, s, config, System.err::println);
@@ -129,6 +136,26 @@ public final class Simulator {
       }
     }
     return results;
+  }
+
+  /** The replicas that serve from the start (ready and awake): the load is set for them. */
+  public static int servingReplicas(SimulatorOptions o) {
+    return readyReplicas(o) - asleepReplicas(o);
+  }
+
+  private static int readyReplicas(SimulatorOptions o) {
+    return o.scenario().equals("scale-out") ? o.replicas() - 1 : o.replicas();
+  }
+
+  private static int asleepReplicas(SimulatorOptions o) {
+    return o.scenario().equals("asleep") ? Math.max(1, o.replicas() / 4) : 0;
+  }
+
+  /** The fleet of {@code o}'s scenario for workload {@code w}. */
+  public static SimulationConfig config(SimulatorOptions o, Workload w, EngineConfig engine) {
+    return new SimulationConfig(o.replicas(), readyReplicas(o), o.gateways(),
+        o.scrapeMillis() * 1_000_000L, SimulationConfig.DEFAULT_RETRY_NANOS, engine,
+        events(o, w), o.seed()).withAsleep(asleepReplicas(o), SimulationConfig.DEFAULT_WAKE_NANOS);
   }
 
   private static List<FleetEvent> events(SimulatorOptions o, Workload w) {

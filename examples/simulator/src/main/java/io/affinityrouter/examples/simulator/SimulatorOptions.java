@@ -19,7 +19,7 @@ import java.util.List;
  * @param gateways gateways (default 1; the scale-out scenario uses 4 unless given)
  * @param load target utilisation of the fleet (default 0.75; see {@code LoadCalibration})
  * @param limit the most requests read from a trace (default: all)
- * @param agentSessions sessions of the agent workload (default 800)
+ * @param agentSessions sessions of the agent workload (default 800; 4,000 in capacity mode)
  * @param scrapeMillis scrape interval (default 100)
  * @param kvBlocks KV blocks per replica (default 67,659)
  * @param seed the seed of this run (default 42; the first of {@code seeds})
@@ -29,10 +29,71 @@ import java.util.List;
  *     {@code target/simulator})
  * @param seeds the seeds to run ({@code --seed N}, or {@code --seeds 1-10} / {@code --seeds 1,4,7}
  *     for a paired comparison over several); never empty
+ * @param rate requests per second offered to the fleet, overriding {@code load} ({@code --rate};
+ *     0 when not given)
+ * @param traceFiles Mooncake-format JSONL files, each run as a workload named after the file
+ *     ({@code --trace}, repeatable); when given without {@code --workloads}, only they run
+ * @param capacity whether to measure capacity at the latency SLO ({@code --capacity}; see
+ *     {@code capacity.CapacitySweep})
+ * @param sloP90Millis the p90 TTFT SLO of every workload ({@code --slo-p90-ms}); 0 for each
+ *     workload's own ({@link #sloP90Millis(String)})
+ * @param threads simulations run at once in capacity mode ({@code --threads}; default: the
+ *     available processors)
  */
 public record SimulatorOptions(List<String> workloads, List<String> strategies, String scenario,
     Path traces, int replicas, int gateways, double load, int limit, int agentSessions,
-    long scrapeMillis, long kvBlocks, long seed, String variants, Path out, List<Long> seeds) {
+    long scrapeMillis, long kvBlocks, long seed, String variants, Path out, List<Long> seeds,
+    double rate, List<Path> traceFiles, boolean capacity, double sloP90Millis, int threads) {
+
+  /** Agent sessions by default: {@value}. */
+  public static final int DEFAULT_AGENT_SESSIONS = 800;
+  /** Agent sessions by default in capacity mode: {@value}. */
+  public static final int CAPACITY_AGENT_SESSIONS = 4000;
+  /** The p90 TTFT SLO of short agent turns, ms: {@value}. */
+  public static final double SHORT_TURN_SLO_MILLIS = 300;
+  /** The p90 TTFT SLO of every other workload (traces, RAG, long contexts), ms: {@value}. */
+  public static final double DEFAULT_SLO_MILLIS = 2000;
+
+  /**
+   * The workloads to run: {@link #workloads()} then one per {@link #traceFiles()}, named after the
+   * file without {@code .jsonl}.
+   */
+  public List<String> allWorkloads() {
+    List<String> all = new ArrayList<>(workloads);
+    for (Path f : traceFiles) {
+      all.add(traceName(f));
+    }
+    return all;
+  }
+
+  /** The trace file behind a workload name from {@link #allWorkloads()}, or null. */
+  public Path traceFile(String workload) {
+    for (Path f : traceFiles) {
+      if (traceName(f).equals(workload)) {
+        return f;
+      }
+    }
+    return null;
+  }
+
+  /** A trace file's workload name: its file name without {@code .jsonl}. */
+  public static String traceName(Path file) {
+    String n = file.getFileName().toString();
+    return n.endsWith(".jsonl") ? n.substring(0, n.length() - 6) : n;
+  }
+
+  /**
+   * The p90 TTFT SLO of {@code workload}, ms: {@code --slo-p90-ms} if given, else
+   * {@value #SHORT_TURN_SLO_MILLIS} for short agent turns ({@code agents}, {@code agents-hot}) and
+   * {@value #DEFAULT_SLO_MILLIS} for the rest.
+   */
+  public double sloP90Millis(String workload) {
+    if (sloP90Millis > 0) {
+      return sloP90Millis;
+    }
+    return workload.equals("agents") || workload.equals("agents-hot")
+        ? SHORT_TURN_SLO_MILLIS : DEFAULT_SLO_MILLIS;
+  }
 
   /** The most seeds {@code --seeds} accepts: {@value}. */
   public static final int MAX_SEEDS = 1000;
@@ -40,6 +101,7 @@ public record SimulatorOptions(List<String> workloads, List<String> strategies, 
   /** Validates and copies {@code seeds}. */
   public SimulatorOptions {
     seeds = List.copyOf(seeds);
+    traceFiles = List.copyOf(traceFiles);
     if (seeds.isEmpty() || seeds.get(0) != seed) {
       throw new IllegalArgumentException("seeds: " + seeds + " (expected: starting with " + seed
           + ")");
@@ -49,7 +111,8 @@ public record SimulatorOptions(List<String> workloads, List<String> strategies, 
   /** These options for one run with {@code seed}. */
   public SimulatorOptions withSeed(long seed) {
     return new SimulatorOptions(workloads, strategies, scenario, traces, replicas, gateways, load,
-        limit, agentSessions, scrapeMillis, kvBlocks, seed, variants, out, List.of(seed));
+        limit, agentSessions, scrapeMillis, kvBlocks, seed, variants, out, List.of(seed), rate,
+        traceFiles, capacity, sloP90Millis, threads);
   }
 
   /**
@@ -66,7 +129,7 @@ public record SimulatorOptions(List<String> workloads, List<String> strategies, 
     int gateways = -1;
     double load = 0.75;
     int limit = Integer.MAX_VALUE;
-    int agentSessions = 800;
+    int agentSessions = -1;
     long scrapeMillis = 100;
     long kvBlocks = 67_659;
     long seed = 42;
@@ -74,6 +137,12 @@ public record SimulatorOptions(List<String> workloads, List<String> strategies, 
     boolean seedGiven = false;
     String variants = "";
     Path out = Path.of("target/simulator");
+    double rate = 0;
+    List<Path> traceFiles = new ArrayList<>();
+    boolean capacity = false;
+    boolean workloadsGiven = false;
+    double slo = 0;
+    int threads = Runtime.getRuntime().availableProcessors();
     List<String> tokens = new ArrayList<>();
     for (String a : args) {
       tokens.addAll(Arrays.asList(a.trim().split("\\s+")));
@@ -81,12 +150,24 @@ public record SimulatorOptions(List<String> workloads, List<String> strategies, 
     tokens.removeIf(String::isEmpty);
     for (int i = 0; i < tokens.size(); i += 2) {
       String name = tokens.get(i);
+      if (name.equals("--capacity")) { // a flag: no value
+        capacity = true;
+        i--;
+        continue;
+      }
       if (i + 1 >= tokens.size()) {
         throw new IllegalArgumentException(name + ": no value (expected: --name value)");
       }
       String v = tokens.get(i + 1);
       switch (name) {
-        case "--workloads" -> workloads = List.of(v.split(","));
+        case "--workloads" -> {
+          workloads = List.of(v.split(","));
+          workloadsGiven = true;
+        }
+        case "--rate" -> rate = positiveDouble(name, v);
+        case "--trace" -> traceFiles.add(Path.of(v));
+        case "--slo-p90-ms" -> slo = positiveDouble(name, v);
+        case "--threads" -> threads = positiveInt(name, v);
         case "--strategies" -> strategies = List.of(v.split(","));
         case "--scenario" -> scenario = v;
         case "--traces" -> traces = Path.of(v);
@@ -106,7 +187,8 @@ public record SimulatorOptions(List<String> workloads, List<String> strategies, 
         case "--out" -> out = Path.of(v);
         default -> throw new IllegalArgumentException(name + ": unknown option (expected: one of "
             + "--workloads --strategies --scenario --traces --replicas --gateways --load --limit "
-            + "--agent-sessions --scrape-ms --kv-blocks --seed --seeds --variants --out)");
+            + "--agent-sessions --scrape-ms --kv-blocks --seed --seeds --variants --out --rate "
+            + "--trace --capacity --slo-p90-ms --threads)");
       }
     }
     if (!List.of("steady", "scale-out", "replica-lost", "asleep").contains(scenario)) {
@@ -119,12 +201,23 @@ public record SimulatorOptions(List<String> workloads, List<String> strategies, 
     if (seeds == null) {
       seeds = List.of(seed);
     }
+    if (agentSessions < 0) { // short runs barely load a fleet: capacity needs sessions that overlap
+      agentSessions = capacity ? CAPACITY_AGENT_SESSIONS : DEFAULT_AGENT_SESSIONS;
+    }
+    if (!traceFiles.isEmpty() && !workloadsGiven) {
+      workloads = List.of();
+    }
+    if (capacity && seeds.size() > 1) {
+      throw new IllegalArgumentException("--capacity and --seeds: both given (expected: one seed"
+          + " per capacity run)");
+    }
     seed = seeds.get(0);
     if (gateways < 0) {
       gateways = scenario.equals("scale-out") ? 4 : 1;
     }
     return new SimulatorOptions(workloads, strategies, scenario, traces, replicas, gateways, load,
-        limit, agentSessions, scrapeMillis, kvBlocks, seed, variants, out, seeds);
+        limit, agentSessions, scrapeMillis, kvBlocks, seed, variants, out, seeds, rate, traceFiles,
+        capacity, slo, threads);
   }
 
   private static long parseSeed(String name, String v) {

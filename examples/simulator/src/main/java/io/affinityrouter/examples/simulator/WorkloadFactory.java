@@ -16,18 +16,49 @@ import java.util.function.Consumer;
  */
 public final class WorkloadFactory {
   /** Requests of the workload queued on one replica to measure its capacity. */
-  static final int CALIBRATION_SAMPLE = 300;
+  static final int CALIBRATION_SAMPLE = 1000;
 
   private WorkloadFactory() {}
 
   /**
-   * Builds the workload.
+   * Builds the workload at the target rate: {@code --rate} requests per second if given, else
+   * {@code load × replicas ×} one replica's measured capacity ({@link LoadCalibration}).
    *
    * @throws IllegalArgumentException if the name is unknown
    */
   public static Workload build(String name, SimulatorOptions o, EngineConfig engine, int replicas,
       Consumer<String> log) {
-    Workload raw = switch (name) {
+    Workload raw = raw(name, o);
+    double target;
+    String how;
+    if (o.rate() > 0) {
+      target = o.rate();
+      how = "--rate";
+    } else {
+      double capacity = LoadCalibration.requestsPerSecond(raw, engine, CALIBRATION_SAMPLE);
+      target = o.load() * replicas * capacity;
+      how = String.format(java.util.Locale.ROOT,
+          "load %.2f x %d replicas x %.2f req/s (one replica, measured)", o.load(), replicas,
+          capacity);
+    }
+    Workload scaled = atRate(name, raw, o, target);
+    log.accept(String.format(java.util.Locale.ROOT,
+        "workload %s: %d requests; arrivals %.2f req/s (%s); first arrivals span %.0f s",
+        name, scaled.size(), target, how, scaled.spanNanos() / 1e9));
+    return scaled;
+  }
+
+  /**
+   * The workload as read or generated, at its natural rate (agent sessions: one per second).
+   *
+   * @throws IllegalArgumentException if the name is unknown
+   */
+  public static Workload raw(String name, SimulatorOptions o) {
+    java.nio.file.Path file = o.traceFile(name);
+    if (file != null) {
+      return MooncakeTraceReader.read(file, name, o.limit());
+    }
+    return switch (name) {
       case "mooncake-conversation" -> MooncakeTraceReader.read(
           o.traces().resolve("mooncake_conversation_trace.jsonl"), name, o.limit());
       case "mooncake-synthetic" -> MooncakeTraceReader.read(
@@ -35,23 +66,35 @@ public final class WorkloadFactory {
       case "ragpulse" -> RagPulseTraceReader.read(o.traces().resolve("ragpulse"), name, o.limit());
       case "agents", "agents-hot" -> AgentSessionGenerator.generate(agentConfig(name, o, 1.0), name);
       default -> throw new IllegalArgumentException("workload: " + name + " (expected: "
-          + "mooncake-conversation, mooncake-synthetic, ragpulse, agents or agents-hot)");
+          + "mooncake-conversation, mooncake-synthetic, ragpulse, agents, agents-hot or a --trace"
+          + " file's name)");
     };
-    double capacity = LoadCalibration.requestsPerSecond(raw, engine, CALIBRATION_SAMPLE);
-    double target = o.load() * replicas * capacity;
-    Workload scaled;
-    if (name.startsWith("agents")) {
-      double meanTurns = (double) raw.size() / raw.heads().size();
-      scaled = AgentSessionGenerator.generate(agentConfig(name, o, target / meanTurns), name);
-    } else {
-      double natural = raw.size() / Math.max(1e-9, raw.spanNanos() / 1e9);
-      scaled = raw.compressed(target / natural);
+  }
+
+  /**
+   * {@code raw} with requests arriving at {@code requestsPerSecond}: a trace's arrivals compressed
+   * (or stretched), agent sessions started at that rate over their mean turns per session (later
+   * turns follow their think times, closed loop).
+   *
+   * @throws IllegalArgumentException if the rate is not positive and finite
+   */
+  public static Workload atRate(String name, Workload raw, SimulatorOptions o,
+      double requestsPerSecond) {
+    if (!(requestsPerSecond > 0) || Double.isInfinite(requestsPerSecond)) {
+      throw new IllegalArgumentException("requestsPerSecond: " + requestsPerSecond
+          + " (expected: > 0 and finite)");
     }
-    log.accept(String.format(java.util.Locale.ROOT,
-        "workload %s: %d requests; one replica serves %.2f req/s (measured); "
-            + "arrivals %.2f req/s = load %.2f x %d replicas; first arrivals span %.0f s",
-        name, scaled.size(), capacity, target, o.load(), replicas, scaled.spanNanos() / 1e9));
-    return scaled;
+    if (isAgents(name, o)) {
+      double meanTurns = (double) raw.size() / raw.heads().size();
+      return AgentSessionGenerator.generate(agentConfig(name, o, requestsPerSecond / meanTurns),
+          name);
+    }
+    double natural = raw.size() / Math.max(1e-9, raw.spanNanos() / 1e9);
+    return raw.compressed(requestsPerSecond / natural);
+  }
+
+  private static boolean isAgents(String name, SimulatorOptions o) {
+    return o.traceFile(name) == null && name.startsWith("agents");
   }
 
   private static AgentSessionGenerator.Config agentConfig(String name, SimulatorOptions o,

@@ -51,4 +51,31 @@ class SimulatorOptionsTest {
           .hasMessageContaining("expected:");
     }
   }
+
+  @Test
+  void capacityModeTakesAFlagSlosTracesAndRates() {
+    SimulatorOptions o = SimulatorOptions.parse(new String[] {"--capacity", "--trace",
+        "/data/mine.jsonl", "--trace", "other.jsonl", "--threads", "3"});
+    assertThat(o.capacity()).isTrue();
+    assertThat(o.allWorkloads()).containsExactly("mine", "other");
+    assertThat(o.traceFile("mine")).hasToString("/data/mine.jsonl");
+    assertThat(o.sloP90Millis("mine")).isEqualTo(2000);
+    assertThat(o.threads()).isEqualTo(3);
+    assertThat(o.agentSessions()).isEqualTo(SimulatorOptions.CAPACITY_AGENT_SESSIONS);
+
+    SimulatorOptions d = SimulatorOptions.parse(new String[] {"--workloads", "agents,ragpulse",
+        "--trace", "t.jsonl", "--rate", "12.5"});
+    assertThat(d.capacity()).isFalse();
+    assertThat(d.allWorkloads()).containsExactly("agents", "ragpulse", "t");
+    assertThat(d.sloP90Millis("agents")).isEqualTo(300);
+    assertThat(d.sloP90Millis("ragpulse")).isEqualTo(2000);
+    assertThat(d.rate()).isEqualTo(12.5);
+    assertThat(d.agentSessions()).isEqualTo(SimulatorOptions.DEFAULT_AGENT_SESSIONS);
+    assertThat(SimulatorOptions.parse(new String[] {"--slo-p90-ms", "500"}).sloP90Millis("agents"))
+        .isEqualTo(500);
+    assertThatThrownBy(() -> SimulatorOptions.parse(new String[] {"--capacity", "--seeds", "1-3"}))
+        .hasMessageContaining("expected: one seed");
+    assertThatThrownBy(() -> SimulatorOptions.parse(new String[] {"--slo-p90-ms", "0"}))
+        .hasMessage("--slo-p90-ms: 0 (expected: > 0)");
+  }
 }

@@ -31,12 +31,15 @@ import org.HdrHistogram.Histogram;
  * @param loadSeries per scrape sample, each replica's running + waiting requests (-1 when not ready)
  * @param sampleNanos simulated time between two load samples
  * @param wakes times a request woke a replica's sleeping model
+ * @param completedInWindow requests that finished by the last request's arrival
+ * @param windowNanos the first request's arrival to the last one's
  */
 public record RunResult(String strategy, String workload, int requests, int completed,
     int dropped, long notRouted, long failedOver, long inputTokens, long cachedTokens,
     long boundTokens, long recomputedTokens, long outputTokens, Histogram ttftMicros,
     Histogram ttftFloorMicros, Histogram e2eMicros, long makespanNanos, long[] busyNanos,
-    Map<String, Long> moves, long repins, List<int[]> loadSeries, long sampleNanos, long wakes) {
+    Map<String, Long> moves, long repins, List<int[]> loadSeries, long sampleNanos, long wakes,
+    int completedInWindow, long windowNanos) {
 
   /** Cached prompt tokens over prompt tokens. */
   public double hitRate() {
@@ -56,6 +59,15 @@ public record RunResult(String strategy, String workload, int requests, int comp
   /** Completed requests per simulated second. */
   public double requestsPerSecond() {
     return makespanNanos == 0 ? 0 : completed / (makespanNanos / 1e9);
+  }
+
+  /**
+   * Requests served per simulated second while requests still arrived (first to last arrival):
+   * the fleet's throughput under the offered load, without the tail in which the last requests
+   * drain (a long answer finishing alone would otherwise lower {@link #requestsPerSecond()}).
+   */
+  public double servedPerSecond() {
+    return windowNanos <= 0 ? requestsPerSecond() : completedInWindow / (windowNanos / 1e9);
   }
 
   /** Output tokens per simulated second. */

@@ -14,6 +14,7 @@ import io.affinityrouter.examples.simulator.workload.SegmentKeys;
 import io.affinityrouter.examples.simulator.workload.SimRequest;
 import io.affinityrouter.examples.simulator.workload.Workload;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -99,6 +100,8 @@ public final class Simulation implements ReplicaEngine.Listener {
   private List<Replica> replicas = List.of();
   private long seq;
   private int completed;
+  private long lastArrival = Long.MIN_VALUE;
+  private long[] completions = new long[1024];
   private int dropped;
   private int remaining;
   private long notRouted;
@@ -215,7 +218,20 @@ public final class Simulation implements ReplicaEngine.Listener {
         notRouted, failedOver, inputTokens, cachedTokens, boundTokens, recomputed, outputTokens,
         ttft, ttftFloor, e2e, Math.max(0, lastCompletion - firstArrival), busy,
         Collections.unmodifiableMap(new TreeMap<>(moves)), repins,
-        List.copyOf(loadSeries), config.scrapeIntervalNanos(), wakes);
+        List.copyOf(loadSeries), config.scrapeIntervalNanos(), wakes, completedBy(lastArrival),
+        Math.max(0, lastArrival - firstArrival));
+  }
+
+  /** Requests completed by {@code time} (completions are recorded in time order). */
+  private int completedBy(long time) {
+    int i = Arrays.binarySearch(completions, 0, completed, time);
+    if (i < 0) {
+      return -i - 1;
+    }
+    while (i < completed && completions[i] == time) {
+      i++;
+    }
+    return i;
   }
 
   private int gatewayFor(SimRequest r) {
@@ -233,6 +249,7 @@ public final class Simulation implements ReplicaEngine.Listener {
     if (!job.bounded) {
       job.bounded = true;
       firstArrival = Math.min(firstArrival, job.arrival);
+      lastArrival = Math.max(lastArrival, job.arrival);
       long[] keys = r.keys();
       int i = 0;
       while (i < keys.length && seen.contains(keys[i])) {
@@ -340,7 +357,10 @@ public final class Simulation implements ReplicaEngine.Listener {
   @Override
   public void onFinished(ReplicaEngine engine, Sequence s, long nowNanos) {
     Job job = (Job) s.attachment();
-    completed++;
+    if (completed == completions.length) {
+      completions = Arrays.copyOf(completions, 2 * completed);
+    }
+    completions[completed++] = nowNanos;
     outputTokens += s.generated();
     e2e.recordValue(Math.max(1, (nowNanos - job.arrival) / 1000));
     lastCompletion = Math.max(lastCompletion, nowNanos);

@@ -7,7 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /** Writes a report file in UTF-8, creating its parent folders. Stateless and thread-safe. */
-final class ReportFile {
+public final class ReportFile {
   private ReportFile() {}
 
   /**
@@ -15,7 +15,7 @@ final class ReportFile {
    *
    * @throws UncheckedIOException if it cannot be written
    */
-  static void write(Path file, String text) {
+  public static void write(Path file, String text) {
     try {
       if (file.getParent() != null) {
         Files.createDirectories(file.getParent());

@@ -7,14 +7,14 @@ import java.util.Locale;
  * Inline SVG charts with no dependency: horizontal bars and line series on linear or logarithmic
  * axes. Stateless and thread-safe.
  */
-final class SvgChart {
+public final class SvgChart {
   /** Distinct colours for series (Tableau 10 and a few more). */
   static final String[] PALETTE = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
       "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac", "#1f77b4", "#8c564b", "#17becf",
       "#bcbd22"};
 
   /** One line: a name and its points. */
-  record Series(String name, double[] x, double[] y) {}
+  public record Series(String name, double[] x, double[] y) {}
 
   private SvgChart() {}
 
@@ -52,7 +52,7 @@ final class SvgChart {
   /**
    * Line series. {@code logX} draws x on a base-10 log scale (values must be positive).
    */
-  static String lines(String title, String xLabel, String yLabel, List<Series> series,
+  public static String lines(String title, String xLabel, String yLabel, List<Series> series,
       boolean logX, double yMax, int width, int height, boolean legend) {
     int left = 50;
     int right = legend ? 180 : 10;
@@ -129,7 +129,7 @@ final class SvgChart {
   }
 
   /** Escapes text for HTML and SVG. */
-  static String escape(String s) {
+  public static String escape(String s) {
     return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
         .replace("\"", "&quot;");
   }

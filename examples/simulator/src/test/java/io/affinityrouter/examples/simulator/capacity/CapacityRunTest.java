@@ -1,0 +1,47 @@
+package io.affinityrouter.examples.simulator.capacity;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.affinityrouter.examples.simulator.SimulatorOptions;
+import io.affinityrouter.examples.simulator.workload.Traces;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** A capacity run end to end, on the start of the Mooncake conversation trace. */
+class CapacityRunTest {
+  @TempDir
+  Path out;
+
+  @Test
+  void writesOneRowPerStrategyWithTheDocumentedColumns() throws Exception {
+    SimulatorOptions o = SimulatorOptions.parse(new String[] {"--capacity", "--workloads",
+        "mooncake-conversation", "--traces", Traces.FOLDER.toString(), "--limit", "600", "--strategies",
+        "affinity-router,least-request", "--replicas", "2", "--slo-p90-ms", "4000", "--out",
+        out.toString()});
+    List<CapacityRun.WorkloadCapacity> w = CapacityRun.run(o, line -> { });
+    CapacityReporter.write(w, out);
+
+    List<String> csv = Files.readAllLines(out.resolve(CapacityReporter.CSV));
+    assertThat(csv.get(0)).isEqualTo("workload,strategy,slo_p90_ms,capacity_rps,hit_at_capacity,"
+        + "hit_at_1_5x,served_rps_at_1_5x");
+    assertThat(csv).hasSize(3);
+    assertThat(csv.get(1)).startsWith("mooncake-conversation,affinity-router,4000,");
+    CapacityRun.StrategyCapacity ours = w.get(0).strategies().get(0);
+    assertThat(ours.capacity()).isPositive();
+    // the run at capacity meets the SLO within the sweep's precision
+    assertThat(ours.atCapacity().ttftMillis(90)).isLessThan(4000 * 1.3);
+    // past capacity is measured at 1.5 x the router's capacity for every strategy
+    for (CapacityRun.StrategyCapacity s : w.get(0).strategies()) {
+      assertThat(s.pastRate()).isCloseTo(1.5 * ours.capacity(),
+          org.assertj.core.api.Assertions.within(1e-9));
+      assertThat(s.pastCapacity().ttftMillis(90)).isGreaterThan(s.atCapacity() == null ? 0
+          : s.atCapacity().ttftMillis(90));
+    }
+    assertThat(Files.readString(out.resolve(CapacityReporter.SVG)))
+        .startsWith("<svg").contains("affinity-router").contains("SLO 4000 ms");
+    assertThat(CapacityReporter.table(w)).contains("vsPeer").contains("least-request");
+  }
+}
