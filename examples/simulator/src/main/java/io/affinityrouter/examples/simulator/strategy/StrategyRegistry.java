@@ -1,5 +1,6 @@
 package io.affinityrouter.examples.simulator.strategy;
 
+import io.affinityrouter.examples.simulator.strategy.SglangCacheAwareStrategy.Miss;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -52,8 +53,10 @@ public final class StrategyRegistry {
         (c, g) -> new LeastRequestStrategy(c.seedFor(g)));
     add(m, "consistent-hash", "production-stack session hash ring",
         (c, g) -> new ConsistentHashStrategy(c.seedFor(g)));
-    add(m, "sglang-cache-aware", "SGLang router cache_aware (approximate radix tree)",
-        (c, g) -> new SglangCacheAwareStrategy(c.seedFor(g)));
+    add(m, "sglang-cache-aware", "SGLang gateway cache_aware (approx. tree, miss: least loaded)",
+        (c, g) -> new SglangCacheAwareStrategy(c.seedFor(g), Miss.LEAST_LOADED));
+    add(m, "sglang-cache-aware-2025", "SGLang router cache_aware to Nov 2025 (miss: smallest tree)",
+        (c, g) -> new SglangCacheAwareStrategy(c.seedFor(g), Miss.SMALLEST_TREE));
     add(m, "llm-d", "llm-d default scorers 3·prefix + 2·queue + 2·kv",
         (c, g) -> new LlmdScorerStrategy(c.seedFor(g)));
     add(m, "dynamo-kv", "Dynamo KV router cost (exact KV events)",
