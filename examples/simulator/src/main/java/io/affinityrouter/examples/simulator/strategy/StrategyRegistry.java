@@ -57,8 +57,10 @@ public final class StrategyRegistry {
         (c, g) -> new SglangCacheAwareStrategy(c.seedFor(g), Miss.LEAST_LOADED));
     add(m, "sglang-cache-aware-2025", "SGLang router cache_aware to Nov 2025 (miss: smallest tree)",
         (c, g) -> new SglangCacheAwareStrategy(c.seedFor(g), Miss.SMALLEST_TREE));
-    add(m, "llm-d", "llm-d default scorers 3·prefix + 2·queue + 2·kv",
-        (c, g) -> new LlmdScorerStrategy(c.seedFor(g)));
+    add(m, "llm-d", "llm-d router defaults 3·prefix + 2·queue + 2·kv (64-token blocks)",
+        (c, g) -> new LlmdScorerStrategy(c.seedFor(g), LlmdScorerStrategy.CURRENT));
+    add(m, "llm-d-2025", "llm-d scorers on GAIE v1.0-v1.1 prefix defaults (64-char blocks)",
+        (c, g) -> new LlmdScorerStrategy(c.seedFor(g), LlmdScorerStrategy.GAIE_2025));
     add(m, "dynamo-kv", "Dynamo KV router cost (exact KV events)",
         (c, g) -> new DynamoKvCostStrategy(c.seedFor(g)));
     add(m, "aibrix-prefix", "AIBrix prefix-cache",

@@ -30,7 +30,7 @@ class StrategyRegistryTest {
   @Test
   void emulationsArePeersAndTheBoundIsNot() {
     for (String name : new String[] {"sglang-cache-aware", "sglang-cache-aware-2025", "llm-d",
-        "dynamo-kv", "consistent-hash", "round-robin"}) {
+        "llm-d-2025", "dynamo-kv", "consistent-hash", "round-robin"}) {
       assertThat(registry.isPeer(name)).as(name).isTrue();
       assertThat(registry.isRouter(name)).as(name).isFalse();
     }
