@@ -28,11 +28,12 @@ import java.util.function.Consumer;
 public final class CapacityRun {
   /**
    * The strategies a capacity run sweeps unless {@code --strategies} names others: the router and
-   * the peers that route by cache or load (random and round-robin are dominated by least-request).
+   * the peers that route by cache or load, at their current defaults and their 2025 ones (random,
+   * round-robin and least-request-top-k are dominated by least-request).
    */
   public static final List<String> DEFAULT_STRATEGIES = List.of("affinity-router",
-      "least-request", "consistent-hash", "sglang-cache-aware", "llm-d", "dynamo-kv",
-      "aibrix-prefix");
+      "least-request", "consistent-hash", "sglang-cache-aware", "sglang-cache-aware-2025", "llm-d",
+      "llm-d-2025", "dynamo-kv", "aibrix-prefix");
 
   /** The rate, as a multiple of the router's capacity, at which behaviour past it is measured. */
   public static final double PAST_CAPACITY = 1.5;
