@@ -17,8 +17,10 @@ import java.util.function.LongConsumer;
  * it finishes ({@link #release}) they stay cached and join the least-recently-used free list, tail
  * segments first so that a prompt's tail is evicted before its head; space for a new request is made
  * by evicting from that list, oldest first. A request that does not fit waits ({@link #admit} returns
- * {@code -1}). Blocks for a request's output are reserved at admission (the simulator does not model
- * preemption).
+ * {@code -1}). Output blocks are allocated as decoding writes them ({@link #grow}), one block at a
+ * time, as vLLM V1's {@code KVCacheManager.allocate_slots} does; when {@link #grow} fails the engine
+ * preempts a running request, whose {@link #release} leaves its computed prompt segments cached and
+ * evictable (vLLM keeps a freed block's hash until the block is reused).
  *
  * <p>A cache built with {@link #infinite()} never evicts (the infinite-cache bound). Not thread-safe:
  * one simulation thread drives it.
@@ -84,11 +86,12 @@ public final class KvCache {
 
   /**
    * Admits a request if its blocks fit: pins its cached prefix segments, evicts least recently used
-   * unpinned segments as needed, and reserves blocks for the uncached segments and the output.
+   * unpinned segments as needed, and reserves blocks for the uncached segments and the extra blocks.
    *
    * @param keys the prompt's segment keys
    * @param segmentBlocks blocks of each segment
-   * @param extraBlocks blocks to reserve beyond the prompt (its output)
+   * @param extraBlocks blocks to reserve beyond the prompt (the output tokens a preempted request
+   *     recomputes; 0 for a new request)
    * @return the number of leading segments that were cached, or {@code -1} if the request does not
    *     fit now (nothing changed)
    */
@@ -115,6 +118,22 @@ public final class KvCache {
     evictUntilFree(need);
     reservedBlocks += need;
     return m;
+  }
+
+  /**
+   * Allocates {@code blocks} more blocks for a running request (its decode crossed a block
+   * boundary), evicting least recently used unpinned segments as needed.
+   *
+   * @return whether they were allocated; {@code false} (nothing changed) when pinned segments and
+   *     reservations leave too little room, and a running request must be preempted
+   */
+  public boolean grow(long blocks) {
+    if (blocks > capacityBlocks - usedBlocks() + freeListBlocks) {
+      return false;
+    }
+    evictUntilFree(blocks);
+    reservedBlocks += blocks;
+    return true;
   }
 
   /** Whether a request of this size could ever be admitted to an empty cache. */
@@ -163,8 +182,8 @@ public final class KvCache {
   }
 
   /**
-   * Releases a finished (or failed) request: unpins its segments, tail first into the free list, and
-   * returns the reserved blocks.
+   * Releases a finished, failed or preempted request: unpins its segments, tail first into the free
+   * list (they stay cached until evicted), and returns the reserved blocks.
    *
    * @param pinned how many leading segments the request holds (all after {@link #publish}, the
    *     matched ones before)
@@ -233,6 +252,11 @@ public final class KvCache {
   /** Blocks in use: cached segments (pinned or not) plus reservations. */
   public long usedBlocks() {
     return entryBlocks + reservedBlocks;
+  }
+
+  /** Blocks of cached segments, pinned or not ({@link #usedBlocks()} minus the reservations). */
+  public long cachedBlocks() {
+    return entryBlocks;
   }
 
   /** Blocks held by running requests: {@link #usedBlocks()} minus the evictable free list. */

@@ -2,7 +2,9 @@ package io.affinityrouter.examples.simulator.fleet;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One simulated vLLM engine: a FIFO waiting queue, a running batch, continuous batching with chunked
@@ -14,6 +16,17 @@ import java.util.List;
  * limit and the KV cache allow; a waiting request that does not fit blocks those behind it. Cached
  * prompt tokens are skipped (never prefilled). The step lasts {@link CostModel#stepMicros}; at its end
  * a request whose prompt is complete emits its first token, and each decoding request one more.
+ *
+ * <p>KV blocks are allocated as tokens are computed, never for output not yet generated: a request is
+ * admitted when its uncached prompt fits (vLLM's {@code scheduler_reserve_full_isl} admission gate),
+ * and a decoding request takes one more block each time its output crosses a block boundary. When
+ * that block cannot be had, the scheduler preempts the running request admitted last (popped from
+ * the end of the running list; the request itself when it is the last): its blocks are freed, its
+ * computed prompt segments stay cached and evictable, and it goes back to the front of the waiting
+ * queue to recompute its prompt and output so far; no waiting request is admitted in that step
+ * ({@code Scheduler.schedule} and {@code _preempt_request}, FCFS policy, no speculative lookahead).
+ * The output tokens it had already produced stay produced: its first-token time stands, its later
+ * tokens are delayed.
  *
  * <p>Not thread-safe: driven by one simulation thread through {@link #startStep()} and
  * {@link #finishStep(long, Listener)}.
@@ -41,6 +54,8 @@ public final class ReplicaEngine {
   private long busyNanos;
   private long prefilledTokens;
   private long generatedTokens;
+  private long recomputedTokens;
+  private long preemptions;
 
   /**
    * Creates an engine.
@@ -105,6 +120,29 @@ public final class ReplicaEngine {
     return generatedTokens;
   }
 
+  /**
+   * Tokens prefilled again after a preemption that the preempted requests had computed before (part
+   * of {@link #prefilledTokens()}).
+   */
+  public long recomputedTokens() {
+    return recomputedTokens;
+  }
+
+  /** Running requests preempted so far (each preemption counted). */
+  public long preemptions() {
+    return preemptions;
+  }
+
+  /** The request at the head of the waiting queue, or null. */
+  @Nullable Sequence peekWaiting() {
+    return waiting.peekFirst();
+  }
+
+  /** The running requests, oldest admission first (a read-only view). */
+  List<Sequence> runningView() {
+    return Collections.unmodifiableList(running);
+  }
+
   /** KV usage 0..1 as vLLM reports it: blocks held by running requests over capacity. */
   public double kvUsage() {
     return Math.min(1.0, (double) cache.activeBlocks() / cache.capacityBlocks());
@@ -122,26 +160,44 @@ public final class ReplicaEngine {
     long decodes = 0;
     long context = 0;
     double attention = 0;
+    boolean preempted = false;
     for (Sequence s : running) {
       s.plannedTokens = 0;
-      if (budget == 0) {
-        continue;
-      }
+    }
+    for (int i = 0; i < running.size() && budget > 0; i++) {
+      Sequence s = running.get(i);
       int remaining = s.prefillRemaining();
       if (remaining > 0) {
         int t = Math.min(remaining, budget);
         s.plannedTokens = t;
         budget -= t;
         prefill += t;
-        attention += CostModel.attentionTerm(t, (long) s.cachedTokens + s.prefilled);
+        attention += CostModel.attentionTerm(t, s.kvTokens);
       } else {
+        // The decode writes the KV of its latest output token: a new block at each boundary.
+        int need = config.blocksFor(s.generated) - s.outputBlocksHeld;
+        if (need > 0) {
+          boolean self = false;
+          while (!self && !cache.grow(need)) {
+            Sequence victim = running.remove(running.size() - 1);
+            preempt(victim);
+            preempted = true;
+            self = victim == s;
+          }
+          if (self) {
+            break;
+          }
+          s.outputBlocksHeld += need;
+        }
         s.plannedTokens = 1;
         budget -= 1;
         decodes++;
         context += s.contextTokens();
       }
     }
-    while (!waiting.isEmpty() && budget > 0 && running.size() < config.maxSeqs()) {
+    // vLLM admits no waiting request in a step that preempted one.
+    while (!preempted && !waiting.isEmpty() && budget > 0
+        && running.size() < config.maxSeqs()) {
       Sequence s = waiting.peekFirst();
       SegmentsAdmission admitted = admit(s);
       if (admitted == SegmentsAdmission.WAIT) {
@@ -157,9 +213,10 @@ public final class ReplicaEngine {
       s.plannedTokens = t;
       budget -= t;
       prefill += t;
-      attention += CostModel.attentionTerm(t, s.cachedTokens);
+      attention += CostModel.attentionTerm(t, s.kvTokens);
     }
-    if (prefill == 0 && decodes == 0 && rejectedThisStep.isEmpty()) {
+    // A step that only preempted (nothing left to run) still ends, so the queue is tried again.
+    if (prefill == 0 && decodes == 0 && rejectedThisStep.isEmpty() && !preempted) {
       stepping = false;
       return -1;
     }
@@ -173,11 +230,15 @@ public final class ReplicaEngine {
   private enum SegmentsAdmission { ADMITTED, WAIT, NEVER }
 
   private SegmentsAdmission admit(Sequence s) {
+    // As vLLM refuses a prompt plus max_tokens beyond max_model_len, whose KV always fits.
+    if (!cache.fitsWhenEmpty(s.segmentBlocks(), s.outputBlocks())) {
+      return SegmentsAdmission.NEVER;
+    }
     long[] keys = s.request().keys();
-    int m = cache.admit(keys, s.segmentBlocks(), s.outputBlocks());
+    int extra = config.blocksFor(s.recomputeOutput);
+    int m = cache.admit(keys, s.segmentBlocks(), extra);
     if (m < 0) {
-      return running.isEmpty() && !cache.fitsWhenEmpty(s.segmentBlocks(), s.outputBlocks())
-          ? SegmentsAdmission.NEVER : SegmentsAdmission.WAIT;
+      return SegmentsAdmission.WAIT;
     }
     s.matchedSegments = m;
     s.publishedSegments = m;
@@ -187,9 +248,43 @@ public final class ReplicaEngine {
       t += segTokens[i];
     }
     s.publishedTokens = t;
-    // vLLM recomputes at least the last prompt token to produce logits.
-    s.cachedTokens = s.request().cachedTokensOf(m);
+    // vLLM computes at least the last token to produce logits: the prompt's, or an output token's
+    // when a preempted request recomputes its output.
+    s.cached = s.recomputeOutput > 0 ? (int) t : s.request().cachedTokensOf(m);
+    if (s.firstCached < 0) {
+      s.firstCached = s.cached;
+    }
+    s.kvTokens = s.cached;
+    s.prefilled = 0;
+    s.outputBlocksHeld = extra;
+    s.recomputeLeft = Math.max(0, s.computedBefore - s.cached);
     return SegmentsAdmission.ADMITTED;
+  }
+
+  /**
+   * Preempts a running request (already taken off the running list): frees its blocks, leaving its
+   * computed prompt segments cached, and queues it at the front to recompute.
+   */
+  private void preempt(Sequence s) {
+    long reserved = s.outputBlocksHeld;
+    int[] blocks = s.segmentBlocks();
+    for (int i = s.publishedSegments; i < blocks.length; i++) {
+      reserved += blocks[i];
+    }
+    cache.release(s.request().keys(), s.publishedSegments, reserved);
+    s.computedBefore = Math.max(s.computedBefore, s.kvTokens);
+    s.matchedSegments = -1;
+    s.publishedSegments = 0;
+    s.publishedTokens = 0;
+    s.published = false;
+    s.plannedTokens = 0;
+    s.prefilled = 0;
+    s.kvTokens = 0;
+    s.outputBlocksHeld = 0;
+    s.recomputeOutput = s.generated;
+    s.preemptions++;
+    preemptions++;
+    waiting.addFirst(s);
   }
 
   /** Ends the step started by {@link #startStep()}, reporting first tokens and finished requests. */
@@ -205,7 +300,11 @@ public final class ReplicaEngine {
       if (s.plannedTokens > 0) {
         if (s.prefillRemaining() > 0) {
           s.prefilled += s.plannedTokens;
+          s.kvTokens += s.plannedTokens;
           prefilledTokens += s.plannedTokens;
+          long again = Math.min(s.plannedTokens, s.recomputeLeft);
+          s.recomputeLeft -= again;
+          recomputedTokens += again;
           if (cacheKeepsPrompts()) {
             publishComputed(s);
           }
@@ -218,12 +317,15 @@ public final class ReplicaEngine {
               cache.publish(s.request().keys(), s.segmentBlocks(), s.matchedSegments);
             }
             s.published = true;
-            s.generated = 1;
+            s.generated++;
             generatedTokens++;
-            listener.onFirstToken(this, s, nowNanos);
+            if (s.generated == 1) { // a recomputed request emitted its first token before
+              listener.onFirstToken(this, s, nowNanos);
+            }
             done = s.generated >= s.request().outputTokens();
           }
         } else {
+          s.kvTokens++;
           s.generated++;
           generatedTokens++;
           done = s.generated >= s.request().outputTokens();
@@ -243,7 +345,7 @@ public final class ReplicaEngine {
   /** Publishes the segments the prefill has fully computed so far. */
   private void publishComputed(Sequence s) {
     int[] segTokens = s.request().segmentTokens();
-    long computed = (long) s.cachedTokens + s.prefilled;
+    long computed = (long) s.cached + s.prefilled;
     int from = s.publishedSegments;
     int to = from;
     long tokens = s.publishedTokens;
@@ -264,7 +366,7 @@ public final class ReplicaEngine {
    * caching, where nothing is ever published).
    */
   private void release(Sequence s) {
-    long reserved = s.outputBlocks();
+    long reserved = s.outputBlocksHeld;
     int[] blocks = s.segmentBlocks();
     for (int i = s.publishedSegments; i < blocks.length; i++) {
       reserved += blocks[i];

@@ -88,6 +88,24 @@ class KvCacheTest {
   }
 
   @Test
+  void growTakesFreeBlocksThenEvictsUnpinnedSegmentsButNeverPinnedOnes() {
+    KvCache cache = new KvCache(6, true);
+    runToCompletion(cache, 1, 2); // cached, unpinned
+    long[] keys = {2};
+    int[] segs = {2};
+    cache.publish(keys, segs, cache.admit(keys, segs, 0)); // pinned while it runs
+    assertThat(cache.grow(2)).as("free blocks").isTrue();
+    assertThat(cache.contains(1)).isTrue();
+    assertThat(cache.grow(2)).as("by evicting the unpinned segment").isTrue();
+    assertThat(cache.contains(1)).isFalse();
+    assertThat(cache.grow(1)).as("only pinned blocks and reservations left").isFalse();
+    assertThat(cache.usedBlocks()).isEqualTo(6);
+    cache.release(keys, 1, 4);
+    assertThat(cache.usedBlocks()).isEqualTo(cache.cachedBlocks()).isEqualTo(2);
+    assertThat(cache.activeBlocks()).isZero();
+  }
+
+  @Test
   void withoutPrefixCachingNothingMatchesAndNothingStays() {
     KvCache cache = new KvCache(10, false);
     long[] keys = {1};

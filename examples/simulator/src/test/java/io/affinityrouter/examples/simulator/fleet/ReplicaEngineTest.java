@@ -179,7 +179,7 @@ class ReplicaEngineTest {
   void aRequestThatDoesNotFitWaitsForBlocksToBeFreed() {
     EngineConfig config = EngineConfig.defaults().withKvBlocks(100);
     ReplicaEngine engine = new ReplicaEngine(0, config, new KvCache(100, true));
-    // each needs 64 prompt blocks + 1 output block: only one fits at a time
+    // each needs 64 prompt blocks at admission: only one fits at a time
     engine.submit(new Sequence(request(1, new long[] {1, 2}, 512, 10), config, null));
     engine.submit(new Sequence(request(2, new long[] {3, 4}, 512, 10), config, null));
     assertThat(engine.startStep()).isPositive();
