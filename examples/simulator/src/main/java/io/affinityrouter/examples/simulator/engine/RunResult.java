@@ -18,7 +18,8 @@ import org.HdrHistogram.Histogram;
  * @param inputTokens prompt tokens of the completed requests
  * @param cachedTokens prompt tokens found in the chosen replica's cache
  * @param boundTokens prompt tokens already seen anywhere before (the infinite-cache bound)
- * @param recomputedTokens prefilled tokens that were within the bound (computed before, somewhere)
+ * @param recomputedTokens prefilled tokens that had been computed before: prompt tokens within the
+ *     bound (computed somewhere) and the tokens preempted requests computed again
  * @param outputTokens output tokens generated
  * @param ttftMicros time to first token from arrival at the gateway, µs
  * @param ttftFloorMicros per completed request, its TTFT floor ({@link #ttftFloorMillis}), µs
@@ -33,13 +34,14 @@ import org.HdrHistogram.Histogram;
  * @param wakes times a request woke a replica's sleeping model
  * @param completedInWindow requests that finished by the last request's arrival
  * @param windowNanos the first request's arrival to the last one's
+ * @param preemptions running requests the engines preempted for KV blocks (each time counted)
  */
 public record RunResult(String strategy, String workload, int requests, int completed,
     int dropped, long notRouted, long failedOver, long inputTokens, long cachedTokens,
     long boundTokens, long recomputedTokens, long outputTokens, Histogram ttftMicros,
     Histogram ttftFloorMicros, Histogram e2eMicros, long makespanNanos, long[] busyNanos,
     Map<String, Long> moves, long repins, List<int[]> loadSeries, long sampleNanos, long wakes,
-    int completedInWindow, long windowNanos) {
+    int completedInWindow, long windowNanos, long preemptions) {
 
   /** Cached prompt tokens over prompt tokens. */
   public double hitRate() {

@@ -211,15 +211,20 @@ public final class Simulation implements ReplicaEngine.Listener {
       }
     }
     long[] busy = new long[engines.length];
+    long preemptions = 0;
+    long recomputedAfterPreemption = 0;
     for (int i = 0; i < engines.length; i++) {
       busy[i] = engines[i].busyNanos();
+      preemptions += engines[i].preemptions();
+      recomputedAfterPreemption += engines[i].recomputedTokens();
     }
     return new RunResult(entry.name(), workload.name(), workload.size(), completed, dropped,
-        notRouted, failedOver, inputTokens, cachedTokens, boundTokens, recomputed, outputTokens,
-        ttft, ttftFloor, e2e, Math.max(0, lastCompletion - firstArrival), busy,
+        notRouted, failedOver, inputTokens, cachedTokens, boundTokens,
+        recomputed + recomputedAfterPreemption, outputTokens, ttft, ttftFloor, e2e,
+        Math.max(0, lastCompletion - firstArrival), busy,
         Collections.unmodifiableMap(new TreeMap<>(moves)), repins,
         List.copyOf(loadSeries), config.scrapeIntervalNanos(), wakes, completedBy(lastArrival),
-        Math.max(0, lastArrival - firstArrival));
+        Math.max(0, lastArrival - firstArrival), preemptions);
   }
 
   /** Requests completed by {@code time} (completions are recorded in time order). */
