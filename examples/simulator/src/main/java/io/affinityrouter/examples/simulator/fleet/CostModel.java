@@ -12,12 +12,29 @@ package io.affinityrouter.examples.simulator.fleet;
  * {@code t·(s + t/2)} ({@code t} chunk tokens, {@code s} tokens before the chunk: the quadratic
  * attention term).
  *
- * <p>The defaults ({@link #QWEN25_7B_H100}) are the fit to per-layer kernel times of Qwen2.5-7B on
- * an H100-80GB (source:
- * inference-sim {@code training/kernel_profiles/…qwen2-5-7b…yaml}, mean error 2.3%, worst 15%).
- * They give a 512 / 2k / 8k-token prefill of about 10.5 / 37 / 170 ms and a decode step of about
- * 6.5 ms at batch 1 to 14 ms at batch 256 with 1k context; real vLLM 0.15.1 measured 7.0 ms
- * inter-token latency for this pair.
+ * <p>The defaults ({@link #QWEN25_7B_H100}) are for Qwen2.5-7B on an H100-80GB:
+ *
+ * <ul>
+ *   <li>{@code a}, {@code W}, {@code c}, {@code d}, {@code e}: the fit to per-layer kernel times of
+ *       inference-sim {@code training/kernel_profiles/…qwen2-5-7b…yaml} (mean error 2.3%, worst 15%);
+ *       {@code a + W} = 7.1 ms is the decode step at batch 1, and real vLLM 0.15.1 measured 7.0 ms
+ *       inter-token latency for this pair.
+ *   <li>{@code b} = 20.8 µs per batched token: Microsoft Vidur's H100 profile of the linear layers
+ *       of a 7B model ({@code data/profiling/compute/h100/meta-llama/Llama-2-7b-hf/mlp.csv}, one
+ *       GPU, medians of every op but attention over 32 layers: 5.6 ms for 1 token, 9.3 / 12.1 /
+ *       21.3 / 41.0 / 84.3 ms for 256 / 512 / 1,024 / 2,048 / 4,096 tokens; 20.0–20.8 µs/token at
+ *       the power-of-two sizes a full 8,192-token step has, 21.7 µs median over the other sizes
+ *       from 1,024; 48k tokens/s). Llama-2-7B and Qwen2.5-7B have about the same non-embedding
+ *       weights (6.5B each), so about the same linear FLOPs per token. inference-sim's kernel fit
+ *       alone gives 16.8, which makes 512- to 1,024-token chunks 20–30% cheaper than this profile;
+ *       the profile's own 5.6 ms floor matches {@code W}.
+ * </ul>
+ *
+ * <p>They give a 256 / 512 / 1,024-token prefill chunk of 7.1 / 12.3 / 23.3 ms (5.6 / 10.8 / 21.8
+ * ms without {@code a}: below Vidur's 256- and 512-token figures, where the GPU leaves its
+ * weight-read floor more gradually than {@code max}), an 8,192-token prefill of 203 ms (170 ms
+ * linear, 31 ms attention), and a decode step of 7.1 ms at batch 1 to 14 ms at batch 256 with 1k
+ * context.
  *
  * <p>Immutable and thread-safe.
  *
@@ -31,9 +48,9 @@ package io.affinityrouter.examples.simulator.fleet;
 public record CostModel(double fixedMicros, double floorMicros, double perTokenMicros,
     double perDecodeSeqMicros, double perContextTokenMicros, double attentionMicros) {
 
-  /** Qwen2.5-7B-Instruct, BF16, one H100-80GB (a, W, b, c, d, e of the fit above). */
+  /** Qwen2.5-7B-Instruct, BF16, one H100-80GB (a, W, b, c, d, e from the sources above). */
   public static final CostModel QWEN25_7B_H100 =
-      new CostModel(1550, 5550, 16.8, 8, 0.0185, 9.2e-4);
+      new CostModel(1550, 5550, 20.8, 8, 0.0185, 9.2e-4);
 
   /**
    * Validates the constants.
