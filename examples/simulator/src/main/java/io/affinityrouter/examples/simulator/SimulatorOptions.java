@@ -9,7 +9,9 @@ import java.util.List;
  * The simulator's command-line options ({@code --name value} pairs), with their defaults.
  *
  * @param workloads workloads to run: {@code mooncake-conversation}, {@code mooncake-synthetic},
- *     {@code ragpulse}, {@code agents}, {@code agents-hot} (default: mooncake-conversation,agents)
+ *     {@code ragpulse}, {@code agents}, {@code agents-hot}, {@code agents-long},
+ *     {@code agents-long-pressure}, or a Mooncake-format {@code .jsonl} file (default:
+ *     mooncake-conversation,agents)
  * @param strategies strategy names, or {@code all} (default)
  * @param scenario {@code steady} (default), {@code scale-out}, {@code replica-lost}, {@code asleep}
  *     (the model asleep on a quarter of the replicas)
@@ -19,7 +21,9 @@ import java.util.List;
  * @param gateways gateways (default 1; the scale-out scenario uses 4 unless given)
  * @param load target utilisation of the fleet (default 0.75; see {@code LoadCalibration})
  * @param limit the most requests read from a trace (default: all)
- * @param agentSessions sessions of the agent workload (default 800; 4,000 in capacity mode)
+ * @param agentSessions sessions of each agent workload, or {@code 0} (default) for the preset's own:
+ *     800 for {@code agents} and {@code agents-hot} (4,000 in capacity mode), 400 for
+ *     {@code agents-long}, 1,200 for {@code agents-long-pressure}
  * @param scrapeMillis scrape interval (default 100)
  * @param kvBlocks KV blocks per replica (default 67,659)
  * @param seed the seed of this run (default 42; the first of {@code seeds})
@@ -45,9 +49,10 @@ public record SimulatorOptions(List<String> workloads, List<String> strategies, 
     long scrapeMillis, long kvBlocks, long seed, String variants, Path out, List<Long> seeds,
     double rate, List<Path> traceFiles, boolean capacity, double sloP90Millis, int threads) {
 
-  /** Agent sessions by default: {@value}. */
-  public static final int DEFAULT_AGENT_SESSIONS = 800;
-  /** Agent sessions by default in capacity mode: {@value}. */
+  /**
+   * Sessions of the short-turn agent presets in capacity mode: {@value} (800 barely load a fleet
+   * whatever the rate: too few of them overlap).
+   */
   public static final int CAPACITY_AGENT_SESSIONS = 4000;
   /** The p90 TTFT SLO of short agent turns, ms: {@value}. */
   public static final double SHORT_TURN_SLO_MILLIS = 300;
@@ -129,7 +134,8 @@ public record SimulatorOptions(List<String> workloads, List<String> strategies, 
     int gateways = -1;
     double load = 0.75;
     int limit = Integer.MAX_VALUE;
-    int agentSessions = -1;
+    // 0: each agent preset's own session count
+    int agentSessions = 0;
     long scrapeMillis = 100;
     long kvBlocks = 67_659;
     long seed = 42;
@@ -200,9 +206,6 @@ public record SimulatorOptions(List<String> workloads, List<String> strategies, 
     }
     if (seeds == null) {
       seeds = List.of(seed);
-    }
-    if (agentSessions < 0) { // short runs barely load a fleet: capacity needs sessions that overlap
-      agentSessions = capacity ? CAPACITY_AGENT_SESSIONS : DEFAULT_AGENT_SESSIONS;
     }
     if (!traceFiles.isEmpty() && !workloadsGiven) {
       workloads = List.of();

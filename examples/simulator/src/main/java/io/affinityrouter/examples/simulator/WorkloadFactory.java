@@ -6,13 +6,15 @@ import io.affinityrouter.examples.simulator.workload.AgentSessionGenerator;
 import io.affinityrouter.examples.simulator.workload.MooncakeTraceReader;
 import io.affinityrouter.examples.simulator.workload.RagPulseTraceReader;
 import io.affinityrouter.examples.simulator.workload.Workload;
+import java.nio.file.Path;
 import java.util.function.Consumer;
 
 /**
  * Builds a named workload and scales its arrival rate to the target load: the replica's capacity is
  * measured on the workload itself ({@link LoadCalibration}), then trace arrivals are compressed, or
  * agent sessions started, so that requests arrive at {@code load × replicas × capacity} per second.
- * Stateless and thread-safe.
+ * A name ending in {@code .jsonl} is a Mooncake-format file of the user's, read in place as a trace
+ * named after the file ({@link MooncakeTraceReader#read(Path, int)}). Stateless and thread-safe.
  */
 public final class WorkloadFactory {
   /** Requests of the workload queued on one replica to measure its capacity. */
@@ -64,10 +66,11 @@ public final class WorkloadFactory {
       case "mooncake-synthetic" -> MooncakeTraceReader.read(
           o.traces().resolve("mooncake_synthetic_trace.jsonl"), name, o.limit());
       case "ragpulse" -> RagPulseTraceReader.read(o.traces().resolve("ragpulse"), name, o.limit());
-      case "agents", "agents-hot" -> AgentSessionGenerator.generate(agentConfig(name, o, 1.0), name);
+      case "agents", "agents-hot", "agents-long", "agents-long-pressure" ->
+          AgentSessionGenerator.generate(agentConfig(name, o, 1.0), name);
       default -> throw new IllegalArgumentException("workload: " + name + " (expected: "
-          + "mooncake-conversation, mooncake-synthetic, ragpulse, agents, agents-hot or a --trace"
-          + " file's name)");
+          + "mooncake-conversation, mooncake-synthetic, ragpulse, agents, agents-hot, agents-long,"
+          + " agents-long-pressure or a --trace file's name)");
     };
   }
 
@@ -97,14 +100,23 @@ public final class WorkloadFactory {
     return o.traceFile(name) == null && name.startsWith("agents");
   }
 
+  /**
+   * The agent preset's options at a session start rate; {@code --agent-sessions} overrides the
+   * preset's session count when given.
+   */
   private static AgentSessionGenerator.Config agentConfig(String name, SimulatorOptions o,
       double sessionsPerSecond) {
-    AgentSessionGenerator.Config d = AgentSessionGenerator.Config.defaults(o.seed());
-    AgentSessionGenerator.Config c = new AgentSessionGenerator.Config(o.agentSessions(),
-        sessionsPerSecond, d.kinds(), name.equals("agents-hot") ? 0.6 : 0.0,
-        d.systemPromptTokens(), d.taskTokens(), d.minTurns(), d.maxTurns(), d.minToolTokens(),
-        d.maxToolTokens(), d.minAnswerTokens(), d.maxAnswerTokens(), d.meanThinkMillis(),
-        d.seed());
-    return c;
+    AgentSessionGenerator.Config c = switch (name) {
+      case "agents-hot" -> AgentSessionGenerator.Config.defaults(o.seed()).withHotShare(0.6);
+      case "agents-long" -> AgentSessionGenerator.Config.agentsLong(o.seed());
+      case "agents-long-pressure" -> AgentSessionGenerator.Config.agentsLongPressure(o.seed());
+      default -> AgentSessionGenerator.Config.defaults(o.seed());
+    };
+    if (o.agentSessions() > 0) {
+      c = c.withSessions(o.agentSessions());
+    } else if (o.capacity() && (name.equals("agents") || name.equals("agents-hot"))) {
+      c = c.withSessions(SimulatorOptions.CAPACITY_AGENT_SESSIONS);
+    }
+    return c.withSessionsPerSecond(sessionsPerSecond);
   }
 }

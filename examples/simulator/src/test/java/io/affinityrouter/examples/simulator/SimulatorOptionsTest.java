@@ -61,7 +61,7 @@ class SimulatorOptionsTest {
     assertThat(o.traceFile("mine")).hasToString("/data/mine.jsonl");
     assertThat(o.sloP90Millis("mine")).isEqualTo(2000);
     assertThat(o.threads()).isEqualTo(3);
-    assertThat(o.agentSessions()).isEqualTo(SimulatorOptions.CAPACITY_AGENT_SESSIONS);
+    assertThat(o.agentSessions()).isZero(); // each preset's own
 
     SimulatorOptions d = SimulatorOptions.parse(new String[] {"--workloads", "agents,ragpulse",
         "--trace", "t.jsonl", "--rate", "12.5"});
@@ -70,7 +70,7 @@ class SimulatorOptionsTest {
     assertThat(d.sloP90Millis("agents")).isEqualTo(300);
     assertThat(d.sloP90Millis("ragpulse")).isEqualTo(2000);
     assertThat(d.rate()).isEqualTo(12.5);
-    assertThat(d.agentSessions()).isEqualTo(SimulatorOptions.DEFAULT_AGENT_SESSIONS);
+    assertThat(d.agentSessions()).isZero();
     assertThat(SimulatorOptions.parse(new String[] {"--slo-p90-ms", "500"}).sloP90Millis("agents"))
         .isEqualTo(500);
     assertThatThrownBy(() -> SimulatorOptions.parse(new String[] {"--capacity", "--seeds", "1-3"}))
