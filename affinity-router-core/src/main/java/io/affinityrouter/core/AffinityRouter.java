@@ -26,9 +26,12 @@ import java.util.random.RandomGenerator;
  *     .build();
  * }</pre>
  *
- * <p>Every option has a documented default, chosen for a fleet of vLLM engines serving a 7B-class model
- * on H100-class GPUs; every setter validates its argument and throws
- * {@link IllegalArgumentException} with a message such as {@code "topK: 0 (expected: > 0)"}.
+ * <p>The options are what an operator sets: the binding store and its timeouts, block size, index
+ * bound, limits, the picker's breadth and ramp, plugins, and the {@link EngineProfile} that calibrates
+ * the cost model to the engines (default: Qwen2.5-7B-Instruct on one H100 under vLLM V1). The
+ * routing policy's own constants are not options. Every option has a documented default; every
+ * setter validates its argument and throws {@link IllegalArgumentException} with a message such as
+ * {@code "topK: 0 (expected: > 0)"}.
  */
 public final class AffinityRouter {
   private AffinityRouter() {}
@@ -50,48 +53,20 @@ public final class AffinityRouter {
     public static final Duration DEFAULT_STORE_MAX_BACKOFF = Duration.ofSeconds(10);
     /** Default number of cheapest replicas the picker draws from: {@value} (AIBrix's k). */
     public static final int DEFAULT_TOP_K = 5;
-    /** Default absolute cost window of the picker, in seconds of estimated TTFT: {@value}. */
-    public static final double DEFAULT_EPSILON_SECONDS = 0.002;
-    /** Default relative cost window of the picker, a fraction of the cheapest cost: {@value}. */
-    public static final double DEFAULT_EPSILON_FRACTION = 0.1;
     /** Default ramp for freshly ready replicas: 60 s, from weight {@value #DEFAULT_MIN_RAMP_WEIGHT}. */
     public static final Duration DEFAULT_RAMP_UP = Duration.ofSeconds(60);
     /** Default weight of a replica that just became ready: {@value}. */
     public static final double DEFAULT_MIN_RAMP_WEIGHT = 0.1;
     /** Default prefix index bound, in blocks: {@value} (about 37 MiB of heap). */
     public static final long DEFAULT_PREFIX_INDEX_ENTRIES = 1 << 20;
-    /** Default leading blocks whose hash places a cold prompt: {@value} (128 tokens). */
-    public static final int DEFAULT_PLACEMENT_BLOCKS = 8;
-    /** Default share of a returning session's prompt taken as cached on its replica: {@value}. */
-    public static final double DEFAULT_AFFINITY_CACHED_FRACTION = 0.5;
+    /** Default engine calibration: {@link EngineProfile#QWEN2_5_7B_H100}. */
+    public static final EngineProfile DEFAULT_ENGINE_PROFILE = EngineProfile.QWEN2_5_7B_H100;
     /** Default interval of {@link #loadExchange}: 100 ms. */
     public static final Duration DEFAULT_LOAD_EXCHANGE_INTERVAL = Duration.ofMillis(100);
-    /**
-     * Default overload threshold, a multiple of the prefill seconds the session's cache saves:
-     * {@value}. A long cached context waits out a busy spell; a mostly new turn moves.
-     */
-    public static final double DEFAULT_REPIN_SAVINGS_MULTIPLE = 8;
-    /** Default absolute slack of the overload threshold: 350 ms. */
-    public static final Duration DEFAULT_REPIN_SLACK = Duration.ofMillis(350);
-    /** Default affinity budget quantile: {@value}; see {@link #affinityBudget}. */
-    public static final double DEFAULT_AFFINITY_BUDGET_QUANTILE = 0.98;
-    /** Default extra queue a prefix's holder may add, per second of prefill it saves: {@value}. */
-    public static final double DEFAULT_HOLDER_SAVINGS_MULTIPLE = 4;
-    /**
-     * Default weight of the prefill term when replicas are ranked: {@value}. Recomputing a prefix
-     * costs the request its time and the fleet the GPU time, which lengthens every later request's
-     * queue; ranking by TTFT alone ignores the second part.
-     */
-    public static final double DEFAULT_RECOMPUTE_WEIGHT = 1.0;
     /** Default Retry-After when every replica is at its limit: 1 s. */
     public static final Duration DEFAULT_AT_LIMIT_RETRY_AFTER = Duration.ofSeconds(1);
     /** Default Retry-After when no replica serves the model now (asleep, loading, none): 5 s. */
     public static final Duration DEFAULT_UNAVAILABLE_RETRY_AFTER = Duration.ofSeconds(5);
-    /**
-     * Default estimated queue, on the replica a request is routed to, at which the router asks to
-     * wake a sleeping replica for capacity: 100 ms, short enough to fire on short agent turns.
-     */
-    public static final Duration DEFAULT_WAKE_THRESHOLD = Duration.ofMillis(100);
     /** Default time a fleet-wide slot is held if its lease is never closed: 10 min. */
     public static final Duration DEFAULT_FLEET_LEASE_TIME = Duration.ofMinutes(10);
     /** Default bound on sessions a router remembers while the store is down: {@value}. */
@@ -190,86 +165,19 @@ public final class AffinityRouter {
       return this;
     }
 
-    /** Sets the leading blocks whose hash places a cold prompt (default {@value #DEFAULT_PLACEMENT_BLOCKS}). */
-    public Builder placementBlocks(int blocks) {
-      settings.placementBlocks = Checks.positive(blocks, "placementBlocks");
-      return this;
-    }
-
-    /** Sets the prefill throughput of one replica (default 59,500). */
-    public Builder prefillTokensPerSecond(double tokensPerSecond) {
-      settings.prefillTokensPerSecond = Checks.positiveFinite(tokensPerSecond,
-          "prefillTokensPerSecond");
-      return this;
-    }
-
-    /** Sets the running sequences that double prefill time (default 64). */
-    public Builder batchSlowdownSequences(double sequences) {
-      settings.batchSlowdownSequences = Checks.positiveFinite(sequences,
-          "batchSlowdownSequences");
-      return this;
-    }
-
     /**
-     * Sets the queue cost of each running sequence on a replica, seconds (default
-     * 0.004; zero leaves the decode batch to the
-     * slowdown alone).
+     * Sets the engines' calibration (default {@link EngineProfile#QWEN2_5_7B_H100}): the figures the
+     * cost model turns a replica's load and a prompt's uncached tokens into seconds with. A fleet of
+     * another model or GPU gives its own.
      */
-    public Builder runningSequenceSeconds(double seconds) {
-      settings.runningSequenceSeconds = Checks.nonNegativeFinite(seconds,
-          "runningSequenceSeconds");
-      return this;
-    }
-
-    /**
-     * Sets the quadratic attention cost of prefill, seconds per uncached token per context token
-     * (default 9.2e-10; zero makes prefill linear).
-     */
-    public Builder attentionSeconds(double seconds) {
-      settings.attentionSeconds = Checks.nonNegativeFinite(seconds, "attentionSeconds");
-      return this;
-    }
-
-    /**
-     * Sets the weight of the prefill (recompute) term when replicas are ranked, against the queue
-     * term (default {@value #DEFAULT_RECOMPUTE_WEIGHT}). The decision's estimated TTFT stays
-     * unweighted.
-     */
-    public Builder recomputeWeight(double weight) {
-      if (!(weight >= 1) || Double.isInfinite(weight)) {
-        throw new IllegalArgumentException("recomputeWeight: " + weight + " (expected: >= 1)");
-      }
-      settings.recomputeWeight = weight;
-      return this;
-    }
-
-    /**
-     * Sets the estimated queue on the routed replica at which the router asks to wake a replica
-     * where the model sleeps (default 100 ms; {@link RoutingListener#onWakeRequested}). The request
-     * is routed as usual. When the model sleeps everywhere a wake is asked for at once.
-     *
-     * @throws IllegalArgumentException if {@code threshold} is not positive
-     */
-    public Builder wakeThreshold(Duration threshold) {
-      Objects.requireNonNull(threshold, "threshold");
-      settings.wakeThreshold = Checks.positive(threshold, "wakeThreshold");
+    public Builder engineProfile(EngineProfile profile) {
+      settings.engineProfile = Objects.requireNonNull(profile, "engineProfile");
       return this;
     }
 
     /** Sets how many of the cheapest replicas the picker draws from (default {@value #DEFAULT_TOP_K}). */
     public Builder topK(int k) {
       settings.topK = Checks.positive(k, "topK");
-      return this;
-    }
-
-    /**
-     * Sets the picker's cost window: replicas whose cost is within
-     * {@code max(seconds, fraction × cheapest)} of the cheapest are drawn from at random (defaults
-     * {@value #DEFAULT_EPSILON_SECONDS} s and {@value #DEFAULT_EPSILON_FRACTION}).
-     */
-    public Builder epsilon(double seconds, double fraction) {
-      settings.epsilonSeconds = Checks.nonNegativeFinite(seconds, "epsilonSeconds");
-      settings.epsilonFraction = Checks.nonNegativeFinite(fraction, "epsilonFraction");
       return this;
     }
 
@@ -296,60 +204,6 @@ public final class AffinityRouter {
       return this;
     }
 
-    /** Sets the cache share assumed on a session's bound replica (default {@value #DEFAULT_AFFINITY_CACHED_FRACTION}). */
-    public Builder affinityCachedFraction(double fraction) {
-      settings.affinityCachedFraction = Checks.fraction(fraction, "affinityCachedFraction");
-      return this;
-    }
-
-    /**
-     * Sets the overload threshold: a session moves off its bound replica when that replica's
-     * estimated TTFT exceeds the best alternative's by more than {@code slack} plus
-     * {@code savingsMultiple} × the prefill seconds its cache saves (defaults
-     * {@value #DEFAULT_REPIN_SAVINGS_MULTIPLE} and 350 ms).
-     *
-     * @throws IllegalArgumentException if {@code savingsMultiple} is negative or not finite, or
-     *     {@code slack} is negative
-     */
-    public Builder repinThreshold(double savingsMultiple, Duration slack) {
-      settings.repinSavingsMultiple = Checks.nonNegativeFinite(savingsMultiple,
-          "repinSavingsMultiple");
-      settings.repinSlack = Checks.nonNegative(slack, "repinSlack");
-      return this;
-    }
-
-    /**
-     * Sets the affinity budget (defaults {@value #DEFAULT_AFFINITY_BUDGET_QUANTILE} and
-     * {@value #DEFAULT_HOLDER_SAVINGS_MULTIPLE}). The budget is the {@code quantile} of recent
-     * requests' best prefill times: for each decision, the estimated prefill alone (no queue) on the
-     * replica that would compute least of the prompt, as a histogram that forgets with a half-life
-     * of 4,096 decisions (no budget before the first 256). Within the budget, cache wins outright:
-     *
-     * <ul>
-     *   <li>a session stays on its bound replica while that replica's estimated TTFT is within the
-     *       budget, whatever the repin threshold ({@link #repinThreshold}) says;
-     *   <li>a request whose prompt some replica partly holds goes to the replica holding most of it
-     *       if that replica's estimated TTFT is within the budget and its extra queue over the
-     *       cheapest replica is at most {@code holderSavingsMultiple} × the prefill seconds it
-     *       saves.
-     * </ul>
-     *
-     * Beyond the budget the cost model decides. {@code quantile} 0 turns the budget off.
-     *
-     * @throws IllegalArgumentException if {@code quantile} is not in [0, 1) or
-     *     {@code holderSavingsMultiple} is negative or not finite
-     */
-    public Builder affinityBudget(double quantile, double holderSavingsMultiple) {
-      if (!(quantile >= 0 && quantile < 1)) {
-        throw new IllegalArgumentException(
-            "affinityBudgetQuantile: " + quantile + " (expected: >= 0 and < 1)");
-      }
-      settings.affinityBudgetQuantile = quantile;
-      settings.holderSavingsMultiple = Checks.nonNegativeFinite(holderSavingsMultiple,
-          "holderSavingsMultiple");
-      return this;
-    }
-
     /** Sets the Retry-After hints (defaults 1 s at limit, 5 s unavailable). */
     public Builder retryAfter(Duration atLimit, Duration unavailable) {
       settings.atLimitRetryAfter = Checks.positive(atLimit, "atLimitRetryAfter");
@@ -372,10 +226,6 @@ public final class AffinityRouter {
      * {@code exchange}, at most every {@code interval}, on a decision thread that never waits for
      * it, and counts theirs in its estimates. Without it (the default), another gateway's queue is
      * seen only through the engines' scraped waiting counts. The caller owns the exchange.
-     *
-     * <p>Seeing the others' queues, sessions move more often: with several gateways, a
-     * {@link #repinThreshold repin multiple} of 16 keeps their caches (the simulator's README
-     * measures it).
      *
      * @param exchange the fleet's exchange, shared by every router that routes the fleet
      * @param routerId this router's id, unique among them (a host name, a pod name)
@@ -436,6 +286,29 @@ public final class AffinityRouter {
       ServiceLoader.load(ReplicaScorer.class, cl).forEach(this::addScorer);
       ServiceLoader.load(ReplicaFilter.class, cl).forEach(this::addFilter);
       ServiceLoader.load(RoutingListener.class, cl).forEach(this::addListener);
+      return this;
+    }
+
+    // For tests in this package only: tuning constants, set to check that each is applied.
+
+    /** For tests: the weight of the prefill term when replicas are ranked (default 1). */
+    Builder recomputeWeight(double weight) {
+      if (!(weight >= 1) || Double.isInfinite(weight)) {
+        throw new IllegalArgumentException("recomputeWeight: " + weight + " (expected: >= 1)");
+      }
+      settings.recomputeWeight = weight;
+      return this;
+    }
+
+    /** For tests: the affinity budget's quantile (0 turns it off) and holder savings multiple. */
+    Builder affinityBudget(double quantile, double holderSavingsMultiple) {
+      if (!(quantile >= 0 && quantile < 1)) {
+        throw new IllegalArgumentException(
+            "affinityBudgetQuantile: " + quantile + " (expected: >= 0 and < 1)");
+      }
+      settings.affinityBudgetQuantile = quantile;
+      settings.holderSavingsMultiple = Checks.nonNegativeFinite(holderSavingsMultiple,
+          "holderSavingsMultiple");
       return this;
     }
 

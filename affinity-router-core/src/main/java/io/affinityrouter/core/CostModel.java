@@ -37,36 +37,23 @@ import io.affinityrouter.spi.Checks;
  * </ul>
  *
  * A replica holding the prompt's prefix wins until its queue costs more than recomputing the prefix
- * elsewhere: both sides are seconds of the same engine. Immutable and thread-safe.
+ * elsewhere: both sides are seconds of the same engine. The figures are the engine's calibration,
+ * an {@link EngineProfile}. Immutable and thread-safe.
  */
 final class CostModel {
-  // The engine calibration below is a step-time fit to inference-sim's per-layer kernel profiles
-  // of Qwen2.5-7B-Instruct (BF16) on one H100-80GB; the simulator's README gives the fit.
-  /** Default prefill throughput, tokens per second: {@value} (16.8 µs per batched token). */
-  static final double DEFAULT_PREFILL_TOKENS_PER_SECOND = 59_500;
-  /**
-   * Default running sequences that double the prefill time: {@value}. A decode batch also holds
-   * KV and scheduler slots, so it slows prefill more than its kernels' cost alone says.
-   */
-  static final double DEFAULT_BATCH_SLOWDOWN_SEQUENCES = 64;
-  /**
-   * Default queue cost of one running sequence, seconds: {@value}. A running sequence in an agent
-   * session is a turn that comes back; about a decode step of 64 sequences of 3k-token contexts.
-   */
-  static final double DEFAULT_RUNNING_SEQUENCE_SECONDS = 0.004;
-  /**
-   * Default attention cost, seconds per (uncached token × context token): {@value}; a 32k-token
-   * prefill spends about half its time there.
-   */
-  static final double DEFAULT_ATTENTION_SECONDS = 9.2e-10;
-
   private final double prefillTokensPerSecond;
   private final double batchSlowdownSequences;
   private final double attentionSeconds;
   private final double runningSequenceSeconds;
 
+  /** Creates a model from the engine's calibration. */
+  CostModel(EngineProfile profile) {
+    this(profile.prefillTokensPerSecond(), profile.batchSlowdownSequences(),
+        profile.attentionSeconds(), profile.runningSequenceSeconds());
+  }
+
   /**
-   * Creates a model with the default {@link #DEFAULT_RUNNING_SEQUENCE_SECONDS}.
+   * Creates a model with the default profile's running-sequence cost.
    *
    * @throws IllegalArgumentException if a figure is not positive and finite (the attention cost may
    *     be zero)
@@ -74,7 +61,7 @@ final class CostModel {
   CostModel(double prefillTokensPerSecond, double batchSlowdownSequences,
       double attentionSeconds) {
     this(prefillTokensPerSecond, batchSlowdownSequences, attentionSeconds,
-        DEFAULT_RUNNING_SEQUENCE_SECONDS);
+        EngineProfile.QWEN2_5_7B_H100.runningSequenceSeconds());
   }
 
   /**

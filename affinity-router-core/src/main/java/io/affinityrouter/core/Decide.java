@@ -17,6 +17,12 @@ import java.time.InstantSource;
  * interval. Thread-safe.
  */
 final class Decide {
+  // Half a returning session's prompt is taken as cached when another gateway routed its last
+  // turn; 0.8 credited sessions for prefixes every replica holds (the simulator's RAGPulse).
+  static final double AFFINITY_CACHED_FRACTION = 0.5;
+  // 100 ms of estimated queue wakes sleeping capacity: 1 s never fired on short agent turns.
+  static final Duration WAKE_THRESHOLD = Duration.ofMillis(100);
+
   private final LoadTracker tracker;
   private final PrefixIndex index;
   private final CostModel costModel;

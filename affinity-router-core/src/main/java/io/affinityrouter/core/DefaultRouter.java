@@ -55,10 +55,9 @@ final class DefaultRouter implements Router {
       return state.ordinal();
     }, b.prefixIndexEntries);
     this.listeners = new Listeners(b.listeners);
-    CostModel costModel = new CostModel(b.prefillTokensPerSecond, b.batchSlowdownSequences,
-        b.attentionSeconds, b.runningSequenceSeconds);
-    TopKPicker picker = new TopKPicker(b.topK, b.epsilonSeconds, b.epsilonFraction,
-        b.rampUp.toMillis(), b.minRampWeight);
+    CostModel costModel = new CostModel(b.engineProfile);
+    TopKPicker picker = new TopKPicker(b.topK, TopKPicker.EPSILON_SECONDS,
+        TopKPicker.EPSILON_FRACTION, b.rampUp.toMillis(), b.minRampWeight);
     this.topK = picker.k();
     Limits limits = new Limits(b.maxInFlightRequests, b.maxInFlightTokens);
     AffinityBudget budget = new AffinityBudget(b.affinityBudgetQuantile);
@@ -67,10 +66,10 @@ final class DefaultRouter implements Router {
     this.classify = new Classify(tracker, hasher, limits, b.filters, listeners);
     this.score = new Score(index, tracker, costModel, picker, budget, b.recomputeWeight,
         b.scorers, sharing, listeners, clock);
-    this.pick = new Pick(picker, limits, budget, b.holderSavingsMultiple, b.placementBlocks,
+    this.pick = new Pick(picker, limits, budget, b.holderSavingsMultiple, Pick.PLACEMENT_BLOCKS,
         b.random, clock);
-    this.decide = new Decide(tracker, index, costModel, b.affinityCachedFraction,
-        b.atLimitRetryAfter, b.unavailableRetryAfter, b.wakeThreshold, clock, listeners,
+    this.decide = new Decide(tracker, index, costModel, Decide.AFFINITY_CACHED_FRACTION,
+        b.atLimitRetryAfter, b.unavailableRetryAfter, Decide.WAKE_THRESHOLD, clock, listeners,
         b.fleetLimits == null);
     this.fleetGate = b.fleetLimits == null ? null : new FleetGate(b.fleetLimits,
         b.fleetLeaseTime, b.storeTimeout, limits, b.atLimitRetryAfter, listeners);
@@ -78,7 +77,7 @@ final class DefaultRouter implements Router {
         new StoreGuard(clock, b.storeBackoff.toMillis(), b.storeMaxBackoff.toMillis()),
         listeners);
     RepinPolicy policy = new RepinPolicy(costModel, budget, limits, b.recomputeWeight,
-        b.affinityCachedFraction, b.repinSavingsMultiple, b.repinSlack.toNanos() / 1e9);
+        Decide.AFFINITY_CACHED_FRACTION, RepinPolicy.SAVINGS_MULTIPLE, RepinPolicy.SLACK_SECONDS);
     this.pinning = new Pinning(storeClient, policy, limits, hasher, decide, listeners,
         b.rememberedSessions, b.bindingTtl, clock);
     this.scratch = ThreadLocal.withInitial(this::newScratch);

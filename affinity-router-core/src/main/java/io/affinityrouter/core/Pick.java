@@ -11,6 +11,12 @@ import java.util.random.RandomGenerator;
  * key for a prompt no replica holds. A replica that turns out full is skipped. Thread-safe.
  */
 final class Pick {
+  // Within the budget a holder may queue up to 4 × the prefill it saves: a long shared prefix
+  // wins, a 2k-token one does not outweigh half a second of queue.
+  static final double HOLDER_SAVINGS_MULTIPLE = 4;
+  // 128 leading tokens (8 blocks of 16) identify a prompt family.
+  static final int PLACEMENT_BLOCKS = 8;
+
   private final TopKPicker picker;
   private final Limits limits;
   private final AffinityBudget budget;

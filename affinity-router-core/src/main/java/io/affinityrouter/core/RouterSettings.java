@@ -29,27 +29,14 @@ final class RouterSettings {
   int maxPromptBlocks = BlockHasher.DEFAULT_MAX_PROMPT_BLOCKS;
   long hashSeed;
   long prefixIndexEntries = AffinityRouter.Builder.DEFAULT_PREFIX_INDEX_ENTRIES;
-  int placementBlocks = AffinityRouter.Builder.DEFAULT_PLACEMENT_BLOCKS;
-  double prefillTokensPerSecond = CostModel.DEFAULT_PREFILL_TOKENS_PER_SECOND;
-  double batchSlowdownSequences = CostModel.DEFAULT_BATCH_SLOWDOWN_SEQUENCES;
-  double attentionSeconds = CostModel.DEFAULT_ATTENTION_SECONDS;
-  double runningSequenceSeconds = CostModel.DEFAULT_RUNNING_SEQUENCE_SECONDS;
-  double recomputeWeight = AffinityRouter.Builder.DEFAULT_RECOMPUTE_WEIGHT;
+  EngineProfile engineProfile = AffinityRouter.Builder.DEFAULT_ENGINE_PROFILE;
   int topK = AffinityRouter.Builder.DEFAULT_TOP_K;
-  double epsilonSeconds = AffinityRouter.Builder.DEFAULT_EPSILON_SECONDS;
-  double epsilonFraction = AffinityRouter.Builder.DEFAULT_EPSILON_FRACTION;
   Duration rampUp = AffinityRouter.Builder.DEFAULT_RAMP_UP;
   double minRampWeight = AffinityRouter.Builder.DEFAULT_MIN_RAMP_WEIGHT;
   int maxInFlightRequests = Integer.MAX_VALUE;
   long maxInFlightTokens = Long.MAX_VALUE;
-  double affinityCachedFraction = AffinityRouter.Builder.DEFAULT_AFFINITY_CACHED_FRACTION;
-  double repinSavingsMultiple = AffinityRouter.Builder.DEFAULT_REPIN_SAVINGS_MULTIPLE;
-  Duration repinSlack = AffinityRouter.Builder.DEFAULT_REPIN_SLACK;
-  double affinityBudgetQuantile = AffinityRouter.Builder.DEFAULT_AFFINITY_BUDGET_QUANTILE;
-  double holderSavingsMultiple = AffinityRouter.Builder.DEFAULT_HOLDER_SAVINGS_MULTIPLE;
   Duration atLimitRetryAfter = AffinityRouter.Builder.DEFAULT_AT_LIMIT_RETRY_AFTER;
   Duration unavailableRetryAfter = AffinityRouter.Builder.DEFAULT_UNAVAILABLE_RETRY_AFTER;
-  Duration wakeThreshold = AffinityRouter.Builder.DEFAULT_WAKE_THRESHOLD;
   long rememberedSessions = AffinityRouter.Builder.DEFAULT_REMEMBERED_SESSIONS;
   LoadExchange loadExchange;
   String routerId;
@@ -59,4 +46,9 @@ final class RouterSettings {
   final List<ReplicaScorer> scorers = new ArrayList<>();
   final List<ReplicaFilter> filters = new ArrayList<>();
   final List<RoutingListener> listeners = new ArrayList<>();
+  // Tuning constants, not options: only this package's tests change them (the builder's
+  // package-private hooks), to check that each is applied.
+  double recomputeWeight = Score.RECOMPUTE_WEIGHT;
+  double affinityBudgetQuantile = AffinityBudget.QUANTILE;
+  double holderSavingsMultiple = Pick.HOLDER_SAVINGS_MULTIPLE;
 }

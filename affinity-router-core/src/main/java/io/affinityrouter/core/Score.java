@@ -15,6 +15,9 @@ import java.util.List;
  * Thread-safe; per-decision state lives in the {@link Selection}.
  */
 final class Score {
+  // Replicas rank by estimated TTFT itself: queue and prefill are seconds of the same engine.
+  static final double RECOMPUTE_WEIGHT = 1.0;
+
   private final PrefixIndex index;
   private final LoadTracker tracker;
   private final CostModel costModel;

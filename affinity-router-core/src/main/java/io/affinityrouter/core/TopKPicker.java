@@ -25,6 +25,10 @@ import java.util.random.RandomGenerator;
 final class TopKPicker {
   /** No placement key. */
   static final long NO_PLACEMENT = 0;
+  // 2 ms, under the ~10 ms a cached 512-token context saves: short turns spread, cache stays.
+  static final double EPSILON_SECONDS = 0.002;
+  // 10% of the cheapest cost: long cold prefills within it count as equal and are spread.
+  static final double EPSILON_FRACTION = 0.1;
 
   private final int k;
   private final double epsilonSeconds;

@@ -24,7 +24,7 @@ class AffinityBudgetTest {
 
   private Router router(double quantile) {
     return AffinityRouter.builder().clock(clock).random(new SplittableRandom(1))
-        .affinityBudget(quantile, AffinityRouter.Builder.DEFAULT_HOLDER_SAVINGS_MULTIPLE).build();
+        .affinityBudget(quantile, Pick.HOLDER_SAVINGS_MULTIPLE).build();
   }
 
   /**
@@ -48,7 +48,7 @@ class AffinityBudgetTest {
 
   @Test
   void aSessionStaysWithinTheBudgetWhereTheRepinThresholdAloneWouldMoveIt() {
-    for (double quantile : new double[] {0, AffinityRouter.Builder.DEFAULT_AFFINITY_BUDGET_QUANTILE}) {
+    for (double quantile : new double[] {0, AffinityBudget.QUANTILE}) {
       Router router = router(quantile);
       List<Replica> fleet = Prompts.replicas(2);
       warmUp(router, fleet);
@@ -77,7 +77,7 @@ class AffinityBudgetTest {
 
   @Test
   void aSharedPrefixGoesToItsHolderWithinTheBudgetWhenItsCacheSavesEnough() {
-    for (double quantile : new double[] {0, AffinityRouter.Builder.DEFAULT_AFFINITY_BUDGET_QUANTILE}) {
+    for (double quantile : new double[] {0, AffinityBudget.QUANTILE}) {
       Router router = router(quantile);
       List<Replica> fleet = Prompts.replicas(4);
       warmUp(router, fleet);

@@ -87,6 +87,33 @@ class BadInputTest {
   }
 
   @Test
+  void badEngineProfileFiguresAreRefusedWithTheirName() {
+    EngineProfile p = EngineProfile.QWEN2_5_7B_H100;
+    assertThatThrownBy(() -> new EngineProfile(-1, 0, 1, 0))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("prefillTokensPerSecond: -1.0 (expected: > 0 and finite)");
+    assertThatThrownBy(() -> p.withPrefillTokensPerSecond(0))
+        .hasMessage("prefillTokensPerSecond: 0.0 (expected: > 0 and finite)");
+    assertThatThrownBy(() -> p.withPrefillTokensPerSecond(Double.POSITIVE_INFINITY))
+        .hasMessage("prefillTokensPerSecond: Infinity (expected: > 0 and finite)");
+    assertThatThrownBy(() -> p.withAttentionSeconds(-1e-9))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("attentionSeconds: -1.0E-9 (expected: >= 0 and finite)");
+    assertThatThrownBy(() -> p.withBatchSlowdownSequences(Double.NaN))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("batchSlowdownSequences: NaN (expected: > 0 and finite)");
+    assertThatThrownBy(() -> p.withRunningSequenceSeconds(-1))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("runningSequenceSeconds: -1.0 (expected: >= 0 and finite)");
+    // Zero attention and zero running-sequence cost are allowed: linear prefill, slowdown alone.
+    EngineProfile linear = p.withAttentionSeconds(0).withRunningSequenceSeconds(0);
+    assertThat(linear.attentionSeconds()).isZero();
+    assertThat(linear.runningSequenceSeconds()).isZero();
+    assertThat(linear.prefillTokensPerSecond()).isEqualTo(p.prefillTokensPerSecond());
+    assertThat(linear.batchSlowdownSequences()).isEqualTo(p.batchSlowdownSequences());
+  }
+
+  @Test
   void builderOptionsAreValidated() {
     assertThatThrownBy(() -> AffinityRouter.builder().topK(0))
         .isInstanceOf(IllegalArgumentException.class).hasMessage("topK: 0 (expected: > 0)");
@@ -94,15 +121,8 @@ class BadInputTest {
         .hasMessage("bindingTtl: PT0S (expected: > 0)");
     assertThatThrownBy(() -> AffinityRouter.builder().prefixIndexEntries(5))
         .hasMessage("prefixIndexEntries: 5 (expected: >= 1024)");
-    assertThatThrownBy(() -> AffinityRouter.builder().repinThreshold(-0.5,
-        java.time.Duration.ZERO))
-        .hasMessage("repinSavingsMultiple: -0.5 (expected: >= 0 and finite)");
-    assertThatThrownBy(() -> AffinityRouter.builder().wakeThreshold(java.time.Duration.ZERO))
-        .hasMessageStartingWith("wakeThreshold: PT0S");
-    assertThatThrownBy(() -> AffinityRouter.builder().runningSequenceSeconds(-1))
-        .hasMessageStartingWith("runningSequenceSeconds: -1.0");
-    assertThatThrownBy(() -> AffinityRouter.builder().epsilon(Double.NaN, 0))
-        .hasMessage("epsilonSeconds: NaN (expected: >= 0 and finite)");
+    assertThatThrownBy(() -> AffinityRouter.builder().engineProfile(null))
+        .isInstanceOf(NullPointerException.class).hasMessage("engineProfile");
     assertThatThrownBy(() -> Replica.builder(" "))
         .hasMessage("id: blank (expected: a non-blank string)");
     assertThatThrownBy(() -> Replica.builder("a").maxInFlightRequests(0))

@@ -56,7 +56,7 @@ class CostModelTest {
     assertThat(perSequence.queueSeconds(ReplicaLoad.UNKNOWN, s, tracker, 1000, 25, 1))
         .isCloseTo(0.1, within(1e-9));
     assertThat(new CostModel(40_000, 512, 0).queueSeconds(ReplicaLoad.UNKNOWN, s, tracker, 1000,
-        25, 1)).isCloseTo(25 * CostModel.DEFAULT_RUNNING_SEQUENCE_SECONDS, within(1e-9));
+        25, 1)).isCloseTo(25 * EngineProfile.QWEN2_5_7B_H100.runningSequenceSeconds(), within(1e-9));
   }
 
   @Test

@@ -87,6 +87,21 @@ class RouterTest {
   }
 
   @Test
+  void theEngineProfileSetsTheCostModelsFigures() {
+    int[] prompt = tokens(3, 2048);
+    RoutingDecision byDefault = router().select(anonymous(prompt), replicas(1));
+    EngineProfile d = AffinityRouter.Builder.DEFAULT_ENGINE_PROFILE;
+    assertThat(byDefault.scores().prefillSeconds()).isCloseTo( // an idle replica: no slowdown
+        2048 / d.prefillTokensPerSecond() + d.attentionSeconds() * 2048 * 1024,
+        org.assertj.core.api.Assertions.within(1e-9));
+    Router linear = AffinityRouter.builder().clock(clock).random(new SplittableRandom(1))
+        .engineProfile(d.withPrefillTokensPerSecond(20_000).withAttentionSeconds(0)).build();
+    RoutingDecision slow = linear.select(anonymous(prompt), replicas(1));
+    assertThat(slow.scores().prefillSeconds())
+        .isCloseTo(2048 / 20_000.0, org.assertj.core.api.Assertions.within(1e-9));
+  }
+
+  @Test
   void aHigherRecomputeWeightKeepsThePrefixWhereTheQueueAloneWouldMoveIt() {
     int[] system = tokens(7, 2048);
     for (double weight : new double[] {1.0, 4.0}) {
