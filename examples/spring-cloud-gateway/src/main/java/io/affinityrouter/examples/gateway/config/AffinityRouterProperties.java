@@ -1,6 +1,7 @@
 package io.affinityrouter.examples.gateway.config;
 
 import io.affinityrouter.core.AffinityRouter;
+import io.affinityrouter.core.EngineProfile;
 import java.time.Duration;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -22,25 +23,8 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  *     ({@code redis://[user:password@]host:port}, {@code rediss://...},
  *     {@code redis-sentinel://host:port[,host:port]#master}); unset (default): an in-memory store,
  *     which only suits a single gateway
+ * @param engine the calibration of the engines behind the gateway ({@code affinity-router.engine.*})
  * @param topK how many of the cheapest replicas the picker draws from (default 5)
- * @param epsilonSeconds the picker's absolute cost window in seconds (default 0.002)
- * @param epsilonFraction the picker's relative cost window (default 0.1)
- * @param prefillTokensPerSecond the cost model's prefill throughput of one replica (default 59500)
- * @param batchSlowdownSequences the cost model's running sequences that double prefill time
- *     (default 64)
- * @param runningSequenceSeconds the cost model's queue cost of each running sequence (default
- *     0.004)
- * @param affinityCachedFraction the cache share assumed on a session's bound replica when this
- *     gateway did not route its last turn (default 0.5)
- * @param repinSavingsMultiple the overload threshold's multiple of the prefill a session's cache
- *     saves (default 8)
- * @param repinSlack the overload threshold's slack (default 350 ms)
- * @param affinityBudgetQuantile the quantile of recent best prefill times within which cache wins
- *     outright (default 0.98; 0 turns the budget off)
- * @param holderSavingsMultiple the extra queue a shared prefix's holder may add within the budget,
- *     in multiples of the prefill it saves (default 4)
- * @param wakeThreshold the estimated queue at which a sleeping replica is asked to wake (default
- *     100 ms)
  * @param maxInFlightRequests the in-flight request limit per replica (default unlimited)
  * @param maxInFlightTokens the in-flight token limit per replica (default unlimited)
  * @param bindingTtl the sliding time to live of session bindings (default 1 h)
@@ -53,7 +37,6 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param maxPromptBlocks the most blocks hashed per prompt (default 8192)
  * @param hashSeed the seed of the prefix hashes; gateways sharing a fleet use one (default 0)
  * @param prefixIndexEntries the prefix index bound in blocks (default 1048576)
- * @param placementBlocks the leading blocks whose hash places a cold prompt (default 8)
  */
 @ConfigurationProperties("affinity-router")
 public record AffinityRouterProperties(
@@ -61,18 +44,8 @@ public record AffinityRouterProperties(
     @DefaultValue("x-tenant-id") String tenantHeader,
     @DefaultValue Scrape scrape,
     @Nullable String redisUri,
+    @DefaultValue Engine engine,
     @Nullable Integer topK,
-    @Nullable Double epsilonSeconds,
-    @Nullable Double epsilonFraction,
-    @Nullable Double prefillTokensPerSecond,
-    @Nullable Double batchSlowdownSequences,
-    @Nullable Double runningSequenceSeconds,
-    @Nullable Double affinityCachedFraction,
-    @Nullable Double repinSavingsMultiple,
-    @Nullable Duration repinSlack,
-    @Nullable Double affinityBudgetQuantile,
-    @Nullable Double holderSavingsMultiple,
-    @Nullable Duration wakeThreshold,
     @Nullable Integer maxInFlightRequests,
     @Nullable Long maxInFlightTokens,
     @Nullable Duration bindingTtl,
@@ -84,8 +57,7 @@ public record AffinityRouterProperties(
     @Nullable Integer textBlockChars,
     @Nullable Integer maxPromptBlocks,
     @Nullable Long hashSeed,
-    @Nullable Long prefixIndexEntries,
-    @Nullable Integer placementBlocks) {
+    @Nullable Long prefixIndexEntries) {
 
   /**
    * Checks the gateway's own properties (the router's are checked by the builder).
@@ -108,48 +80,25 @@ public record AffinityRouterProperties(
     if (scrape == null) {
       scrape = new Scrape(null, null, null, null);
     }
+    if (engine == null) {
+      engine = new Engine(null, null, null, null);
+    }
   }
 
   /**
    * Passes every router option that is set onto {@code builder}; options given in pairs to the
-   * builder (epsilon, repin threshold, affinity budget, ramp, Retry-After) take the builder's default for the half
-   * that is not set.
+   * builder (ramp, Retry-After) take the builder's default for the half that is not set, and the
+   * engine figures that are not set keep the default profile's.
    *
    * @return {@code builder}
    * @throws IllegalArgumentException if a value is out of range (from the builder)
    */
   public AffinityRouter.Builder applyTo(AffinityRouter.Builder builder) {
+    if (engine.isSet()) {
+      builder.engineProfile(engine.profile());
+    }
     if (topK != null) {
       builder.topK(topK);
-    }
-    if (epsilonSeconds != null || epsilonFraction != null) {
-      builder.epsilon(or(epsilonSeconds, AffinityRouter.Builder.DEFAULT_EPSILON_SECONDS),
-          or(epsilonFraction, AffinityRouter.Builder.DEFAULT_EPSILON_FRACTION));
-    }
-    if (prefillTokensPerSecond != null) {
-      builder.prefillTokensPerSecond(prefillTokensPerSecond);
-    }
-    if (batchSlowdownSequences != null) {
-      builder.batchSlowdownSequences(batchSlowdownSequences);
-    }
-    if (runningSequenceSeconds != null) {
-      builder.runningSequenceSeconds(runningSequenceSeconds);
-    }
-    if (wakeThreshold != null) {
-      builder.wakeThreshold(wakeThreshold);
-    }
-    if (affinityCachedFraction != null) {
-      builder.affinityCachedFraction(affinityCachedFraction);
-    }
-    if (repinSavingsMultiple != null || repinSlack != null) {
-      builder.repinThreshold(
-          or(repinSavingsMultiple, AffinityRouter.Builder.DEFAULT_REPIN_SAVINGS_MULTIPLE),
-          or(repinSlack, AffinityRouter.Builder.DEFAULT_REPIN_SLACK));
-    }
-    if (affinityBudgetQuantile != null || holderSavingsMultiple != null) {
-      builder.affinityBudget(
-          or(affinityBudgetQuantile, AffinityRouter.Builder.DEFAULT_AFFINITY_BUDGET_QUANTILE),
-          or(holderSavingsMultiple, AffinityRouter.Builder.DEFAULT_HOLDER_SAVINGS_MULTIPLE));
     }
     if (maxInFlightRequests != null) {
       builder.maxInFlightRequests(maxInFlightRequests);
@@ -183,14 +132,59 @@ public record AffinityRouterProperties(
     if (prefixIndexEntries != null) {
       builder.prefixIndexEntries(prefixIndexEntries);
     }
-    if (placementBlocks != null) {
-      builder.placementBlocks(placementBlocks);
-    }
     return builder;
   }
 
   private static <T> T or(@Nullable T value, T otherwise) {
     return value != null ? value : otherwise;
+  }
+
+  /**
+   * The calibration of the engines behind the gateway, {@code affinity-router.engine.*}: each
+   * figure that is set replaces the default profile's
+   * ({@link AffinityRouter.Builder#DEFAULT_ENGINE_PROFILE}, Qwen2.5-7B-Instruct on one H100 under
+   * vLLM V1). A fleet of another model or GPU sets its own.
+   *
+   * @param prefillTokensPerSecond the prefill throughput of one replica, tokens per second
+   * @param attentionSeconds the quadratic attention cost of prefill, seconds per uncached token per
+   *     context token (0 makes prefill linear)
+   * @param batchSlowdownSequences the running sequences that double a prefill's time
+   * @param runningSequenceSeconds the queue cost of each running sequence, seconds
+   */
+  public record Engine(
+      @Nullable Double prefillTokensPerSecond,
+      @Nullable Double attentionSeconds,
+      @Nullable Double batchSlowdownSequences,
+      @Nullable Double runningSequenceSeconds) {
+
+    /** Whether any figure is set. */
+    public boolean isSet() {
+      return prefillTokensPerSecond != null || attentionSeconds != null
+          || batchSlowdownSequences != null || runningSequenceSeconds != null;
+    }
+
+    /**
+     * The default profile with the set figures replaced.
+     *
+     * @throws IllegalArgumentException if a figure is out of range (from {@link EngineProfile}),
+     *     e.g. {@code "prefillTokensPerSecond: -1.0 (expected: > 0 and finite)"}
+     */
+    public EngineProfile profile() {
+      EngineProfile p = AffinityRouter.Builder.DEFAULT_ENGINE_PROFILE;
+      if (prefillTokensPerSecond != null) {
+        p = p.withPrefillTokensPerSecond(prefillTokensPerSecond);
+      }
+      if (attentionSeconds != null) {
+        p = p.withAttentionSeconds(attentionSeconds);
+      }
+      if (batchSlowdownSequences != null) {
+        p = p.withBatchSlowdownSequences(batchSlowdownSequences);
+      }
+      if (runningSequenceSeconds != null) {
+        p = p.withRunningSequenceSeconds(runningSequenceSeconds);
+      }
+      return p;
+    }
   }
 
   /**

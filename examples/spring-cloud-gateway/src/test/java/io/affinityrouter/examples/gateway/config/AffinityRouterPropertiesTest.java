@@ -2,6 +2,7 @@ package io.affinityrouter.examples.gateway.config;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
 
 import io.affinityrouter.Replica;
 import io.affinityrouter.Router;
@@ -9,6 +10,7 @@ import io.affinityrouter.RoutingDecision;
 import io.affinityrouter.RoutingReason;
 import io.affinityrouter.RoutingRequest;
 import io.affinityrouter.core.AffinityRouter;
+import io.affinityrouter.core.EngineProfile;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -34,6 +36,8 @@ class AffinityRouterPropertiesTest {
     assertThat(p.scrape().path()).isEqualTo("/metrics");
     assertThat(p.scrape().unhealthyAfterFailures()).isEqualTo(3);
     assertThat(p.topK()).isNull(); // the builder's default applies
+    assertThat(p.engine().isSet()).isFalse();
+    assertThat(p.engine().profile()).isEqualTo(AffinityRouter.Builder.DEFAULT_ENGINE_PROFILE);
   }
 
   @Test
@@ -41,8 +45,7 @@ class AffinityRouterPropertiesTest {
     AffinityRouterProperties p = bind(Map.of(
         "affinity-router.max-in-flight-requests", "1",
         "affinity-router.unavailable-retry-after", "7s",
-        "affinity-router.top-k", "2",
-        "affinity-router.repin-slack", "300ms"));
+        "affinity-router.top-k", "2"));
     RoutingRequest request = RoutingRequest.builder().promptText("hello").build();
     List<Replica> one = List.of(Replica.of("r1"));
     try (Router router = p.applyTo(AffinityRouter.builder()).build()) {
@@ -69,15 +72,25 @@ class AffinityRouterPropertiesTest {
   }
 
   @Test
-  void theAffinityBudgetBindsAndIsCheckedByTheBuilder() {
-    AffinityRouterProperties p = bind(Map.of("affinity-router.affinity-budget-quantile", "0.9"));
-    assertThat(p.affinityBudgetQuantile()).isEqualTo(0.9);
-    assertThat(p.holderSavingsMultiple()).isNull(); // the builder's default applies
-    p.applyTo(AffinityRouter.builder()).build().close();
-    AffinityRouterProperties bad = bind(Map.of("affinity-router.affinity-budget-quantile", "1"));
+  void theEngineProfileBindsFigureByFigureAndIsChecked() {
+    AffinityRouterProperties p = bind(Map.of(
+        "affinity-router.engine.prefill-tokens-per-second", "20000",
+        "affinity-router.engine.attention-seconds", "0"));
+    EngineProfile defaults = AffinityRouter.Builder.DEFAULT_ENGINE_PROFILE;
+    // the figures that are not set keep the default profile's
+    assertThat(p.engine().profile()).isEqualTo(
+        defaults.withPrefillTokensPerSecond(20_000).withAttentionSeconds(0));
+    RoutingRequest request = RoutingRequest.builder().promptTokens(new int[2000]).build();
+    try (Router router = p.applyTo(AffinityRouter.builder()).build()) {
+      RoutingDecision d = router.select(request, List.of(Replica.of("r1")));
+      assertThat(d.scores().prefillSeconds()).isCloseTo(0.1, within(1e-9)); // 2000 / 20,000
+      d.lease().close();
+    }
+    AffinityRouterProperties bad =
+        bind(Map.of("affinity-router.engine.batch-slowdown-sequences", "-1"));
     assertThatThrownBy(() -> bad.applyTo(AffinityRouter.builder()))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("affinityBudgetQuantile: 1.0 (expected: >= 0 and < 1)");
+        .hasMessage("batchSlowdownSequences: -1.0 (expected: > 0 and finite)");
   }
 
   @Test
