@@ -103,10 +103,9 @@ public final class Simulator {
 
   /**
    * The router variant every run with several gateways adds: the configuration the README gives for
-   * several gateways (the load exchange, a repin multiple of 16).
+   * several gateways (the default router with the load exchange every 100 ms).
    */
-  static final String MULTI_GATEWAY_VARIANT =
-      "affinity-router-exch=loadExchangeMillis:100,repinSavings:16";
+  static final String MULTI_GATEWAY_VARIANT = "affinity-router-exch=loadExchangeMillis:100";
 
   /** The strategies of {@code o}: the standard ones, the multi-gateway variant, {@code --variants}. */
   public static StrategyRegistry registry(SimulatorOptions o) {

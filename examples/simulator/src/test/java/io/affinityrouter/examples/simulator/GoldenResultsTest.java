@@ -25,7 +25,7 @@ class GoldenResultsTest {
   private static final List<String> RUNS = List.of(
       "--workloads mooncake-conversation,mooncake-synthetic,ragpulse,agents,agents-hot"
           + " --limit 1500 --agent-sessions 60 --replicas 4"
-          + " --variants kv=kvEvents:true;tuned=topK:3,repinSavings:4,budgetQuantile:0",
+          + " --variants kv=kvEvents:true;tuned=topK:3,batchSlowdownSequences:32",
       "--scenario scale-out --gateways 4 --workloads mooncake-conversation,agents --limit 1200"
           + " --agent-sessions 60 --replicas 4 --seed 7"
           + " --strategies affinity-router,affinity-router-exch,kv,llm-d"

@@ -7,6 +7,7 @@ import io.affinityrouter.RoutingDecision;
 import io.affinityrouter.RoutingReason;
 import io.affinityrouter.RoutingRequest;
 import io.affinityrouter.core.AffinityRouter;
+import io.affinityrouter.core.EngineProfile;
 import io.affinityrouter.core.InMemoryBindingStore;
 import io.affinityrouter.core.InMemoryLoadExchange;
 import io.affinityrouter.examples.simulator.workload.PromptTokens;
@@ -75,18 +76,14 @@ final class AffinityRouterStrategy implements RoutingStrategy {
   }
 
   /**
-   * A variant of the real router with some builder options changed, for tuning: {@code settings}
-   * maps option names to values. Options: {@code topK}, {@code epsilonSeconds}, {@code epsilonFraction},
-   * {@code repinSavings} (the overload threshold's multiple of the cache's savings),
-   * {@code repinSlackMillis}, {@code affinityCachedFraction}, {@code placementBlocks},
-   * {@code prefillTokensPerSecond}, {@code batchSlowdownSequences}, {@code runningSequenceSeconds},
-   * {@code attentionSeconds}, {@code recomputeWeight}, {@code prefixIndexEntries},
-   * {@code wakeThresholdMillis}, {@code budgetQuantile} (the affinity budget's quantile, 0 for
-   * none), {@code holderSavings} (its holder savings multiple), {@code sessions} ({@code false} to
-   * drop session ids),
-   * {@code kvEvents} ({@code true} to feed the engines' KV events), {@code loadExchangeMillis} (the
-   * gateways' routers share their queued prefill through one in-memory
-   * {@link io.affinityrouter.spi.LoadExchange} at this interval; 0, the default: they do not).
+   * A variant of the real router with some builder options changed: {@code settings} maps option
+   * names to values. Options: {@code topK}, {@code prefixIndexEntries}; the engine profile's
+   * figures {@code prefillTokensPerSecond}, {@code batchSlowdownSequences},
+   * {@code runningSequenceSeconds}, {@code attentionSeconds} (each replaces the default profile's);
+   * {@code sessions} ({@code false} to drop session ids), {@code kvEvents} ({@code true} to feed
+   * the engines' KV events), {@code loadExchangeMillis} (the gateways' routers share their queued
+   * prefill through one in-memory {@link io.affinityrouter.spi.LoadExchange} at this interval; 0,
+   * the default: they do not).
    *
    * @throws IllegalArgumentException on an unknown option or a bad value
    */
@@ -95,8 +92,6 @@ final class AffinityRouterStrategy implements RoutingStrategy {
     boolean sessions = !"false".equals(copy.getOrDefault("sessions", "true"));
     boolean kv = "true".equals(copy.getOrDefault("kvEvents", "false"));
     long exchangeMillis;
-    double repinSavings = AffinityRouter.Builder.DEFAULT_REPIN_SAVINGS_MULTIPLE;
-    long repinSlack = AffinityRouter.Builder.DEFAULT_REPIN_SLACK.toMillis();
     for (String key : copy.keySet()) {
       if (!OPTIONS.contains(key)) {
         throw new IllegalArgumentException("router option: " + key + " (expected: one of "
@@ -109,38 +104,26 @@ final class AffinityRouterStrategy implements RoutingStrategy {
         throw new IllegalArgumentException("loadExchangeMillis: " + exchangeMillis
             + " (expected: >= 0)");
       }
-      if (copy.containsKey("repinSavings")) {
-        repinSavings = Double.parseDouble(copy.get("repinSavings"));
+      EngineProfile engine = AffinityRouter.Builder.DEFAULT_ENGINE_PROFILE;
+      for (Map.Entry<String, String> e : copy.entrySet()) {
+        engine = switch (e.getKey()) {
+          case "prefillTokensPerSecond" ->
+              engine.withPrefillTokensPerSecond(Double.parseDouble(e.getValue()));
+          case "batchSlowdownSequences" ->
+              engine.withBatchSlowdownSequences(Double.parseDouble(e.getValue()));
+          case "runningSequenceSeconds" ->
+              engine.withRunningSequenceSeconds(Double.parseDouble(e.getValue()));
+          case "attentionSeconds" -> engine.withAttentionSeconds(Double.parseDouble(e.getValue()));
+          default -> engine;
+        };
       }
-      if (copy.containsKey("repinSlackMillis")) {
-        repinSlack = Long.parseLong(copy.get("repinSlackMillis"));
-      }
-      double epsilonSeconds = Double.parseDouble(copy.getOrDefault("epsilonSeconds",
-          String.valueOf(AffinityRouter.Builder.DEFAULT_EPSILON_SECONDS)));
-      double epsilonFraction = Double.parseDouble(copy.getOrDefault("epsilonFraction",
-          String.valueOf(AffinityRouter.Builder.DEFAULT_EPSILON_FRACTION)));
-      double multiple = repinSavings;
-      Duration slack = Duration.ofMillis(repinSlack);
-      double budgetQuantile = Double.parseDouble(copy.getOrDefault("budgetQuantile",
-          String.valueOf(AffinityRouter.Builder.DEFAULT_AFFINITY_BUDGET_QUANTILE)));
-      double holderSavings = Double.parseDouble(copy.getOrDefault("holderSavings",
-          String.valueOf(AffinityRouter.Builder.DEFAULT_HOLDER_SAVINGS_MULTIPLE)));
+      EngineProfile profile = engine;
       UnaryOperator<AffinityRouter.Builder> tuning = b -> {
-        b.repinThreshold(multiple, slack);
-        b.affinityBudget(budgetQuantile, holderSavings);
-        b.epsilon(epsilonSeconds, epsilonFraction);
+        b.engineProfile(profile);
         copy.forEach((k, v) -> {
           switch (k) {
             case "topK" -> b.topK(Integer.parseInt(v));
-            case "affinityCachedFraction" -> b.affinityCachedFraction(Double.parseDouble(v));
-            case "placementBlocks" -> b.placementBlocks(Integer.parseInt(v));
-            case "prefillTokensPerSecond" -> b.prefillTokensPerSecond(Double.parseDouble(v));
-            case "batchSlowdownSequences" -> b.batchSlowdownSequences(Double.parseDouble(v));
-            case "attentionSeconds" -> b.attentionSeconds(Double.parseDouble(v));
-            case "recomputeWeight" -> b.recomputeWeight(Double.parseDouble(v));
             case "prefixIndexEntries" -> b.prefixIndexEntries(Long.parseLong(v));
-            case "runningSequenceSeconds" -> b.runningSequenceSeconds(Double.parseDouble(v));
-            case "wakeThresholdMillis" -> b.wakeThreshold(Duration.ofMillis(Long.parseLong(v)));
             default -> { }
           }
         });
@@ -154,11 +137,9 @@ final class AffinityRouterStrategy implements RoutingStrategy {
     }
   }
 
-  private static final List<String> OPTIONS = List.of("topK", "epsilonSeconds", "epsilonFraction",
-      "repinSavings", "repinSlackMillis", "affinityCachedFraction", "placementBlocks",
+  private static final List<String> OPTIONS = List.of("topK", "prefixIndexEntries",
       "prefillTokensPerSecond", "batchSlowdownSequences", "runningSequenceSeconds",
-      "attentionSeconds", "recomputeWeight", "prefixIndexEntries", "wakeThresholdMillis", "budgetQuantile", "holderSavings", "sessions",
-      "kvEvents", "loadExchangeMillis");
+      "attentionSeconds", "sessions", "kvEvents", "loadExchangeMillis");
 
   @Override
   public Route route(SimRequest request, FleetView fleet) {

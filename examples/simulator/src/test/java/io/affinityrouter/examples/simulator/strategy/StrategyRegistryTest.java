@@ -7,11 +7,11 @@ import org.junit.jupiter.api.Test;
 
 class StrategyRegistryTest {
   private final StrategyRegistry registry =
-      StrategyRegistry.standard().withRouterVariants("sticky=repinSlackMillis:1000");
+      StrategyRegistry.standard().withRouterVariants("k1=topK:1");
 
   @Test
   void theRouterAndItsVariantsAreNotPeers() {
-    for (String name : new String[] {"affinity-router", "affinity-router-nosess", "sticky"}) {
+    for (String name : new String[] {"affinity-router", "affinity-router-nosess", "k1"}) {
       assertThat(registry.isRouter(name)).as(name).isTrue();
       assertThat(registry.isPeer(name)).as(name).isFalse();
     }
@@ -28,6 +28,20 @@ class StrategyRegistryTest {
   }
 
   @Test
+  void variantsTakeOperatorOptionsAndEngineFiguresOnly() {
+    assertThat(StrategyRegistry.standard()
+        .withRouterVariants("x=prefillTokensPerSecond:40000,attentionSeconds:0").isRouter("x"))
+        .isTrue();
+    assertThatThrownBy(() -> StrategyRegistry.standard()
+        .withRouterVariants("x=prefillTokensPerSecond:-1"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("prefillTokensPerSecond: -1.0 (expected: > 0 and finite)");
+    assertThatThrownBy(() -> StrategyRegistry.standard().withRouterVariants("x=repinSavings:16"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("router option: repinSavings (expected: one of [topK,");
+  }
+
+  @Test
   void emulationsArePeersAndTheBoundIsNot() {
     for (String name : new String[] {"sglang-cache-aware", "sglang-cache-aware-2025", "llm-d",
         "llm-d-2025", "dynamo-kv", "consistent-hash", "round-robin"}) {
@@ -36,6 +50,6 @@ class StrategyRegistryTest {
     }
     assertThat(registry.isPeer("infinite-cache")).isFalse();
     assertThat(registry.isPeer("no-such-strategy")).isFalse();
-    assertThat(StrategyRegistry.standard().isRouter("sticky")).isFalse();
+    assertThat(StrategyRegistry.standard().isRouter("k1")).isFalse();
   }
 }
