@@ -36,17 +36,18 @@ public record EngineProfile(double prefillTokensPerSecond, double attentionSecon
    * Qwen2.5-7B-Instruct in BF16 on one H100-80GB under vLLM V1, the router's default:
    *
    * <ul>
-   *   <li>{@code prefillTokensPerSecond} 59,500: 16.8 µs per batched token, the linear term of a
-   *       step-time fit to inference-sim's per-layer kernel profiles of this model on this GPU;
-   *   <li>{@code attentionSeconds} 9.2e-10: the attention term of the same fit; a 32k-token
-   *       prefill spends about half its time there;
+   *   <li>{@code prefillTokensPerSecond} 48,000: 20.8 µs per token, Microsoft Vidur's H100 profile
+   *       for a 7B model;
+   *   <li>{@code attentionSeconds} 9.2e-10: the attention term of a step-time fit to
+   *       inference-sim's per-layer kernel profiles of this model on this GPU; a 32k-token prefill
+   *       spends about 40% of its time there;
    *   <li>{@code batchSlowdownSequences} 64: a decode batch also holds KV and scheduler slots, so
    *       it slows prefill more than its kernels' cost alone says;
    *   <li>{@code runningSequenceSeconds} 0.004: about a decode step of 64 sequences of 3k-token
    *       contexts; a running sequence in an agent session is a turn that comes back.
    * </ul>
    */
-  public static final EngineProfile QWEN2_5_7B_H100 = new EngineProfile(59_500, 9.2e-10, 64, 0.004);
+  public static final EngineProfile QWEN2_5_7B_H100 = new EngineProfile(48_000, 9.2e-10, 64, 0.004);
 
   /**
    * Checks the figures.

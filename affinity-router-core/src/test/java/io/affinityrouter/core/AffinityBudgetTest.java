@@ -28,8 +28,8 @@ class AffinityBudgetTest {
   }
 
   /**
-   * 300 cold 32k-token prompts: each one's best prefill is about 1 s, so the budget becomes about
-   * 1 s; the engine-queue estimate learns 32k uncached tokens per request (0.55 s per waiting one).
+   * 300 cold 32k-token prompts: each one's best prefill is about 1.2 s, so the budget becomes about
+   * 1.2 s; the engine-queue estimate learns 32k uncached tokens per request (0.68 s per waiting one).
    */
   private static void warmUp(Router router, List<Replica> fleet) {
     for (int i = 0; i < 300; i++) {
@@ -55,8 +55,8 @@ class AffinityBudgetTest {
       int[] context = tokens(1, 512);
       RoutingDecision first = router.select(session("s", context), fleet);
       first.lease().complete(100);
-      // One waiting request ahead (about 0.55 s): more than 350 ms + 8 × the 9 ms a 512-token
-      // context saves, less than the 1 s budget.
+      // One waiting request ahead (about 0.68 s): more than 350 ms + 8 × the 11 ms a 512-token
+      // context saves, less than the 1.2 s budget.
       RoutingDecision next = router.select(session("s", concat(context, tokens(2, 64))),
           withWaiting(fleet, first.replica(), 1));
       if (quantile == 0) {
@@ -66,7 +66,7 @@ class AffinityBudgetTest {
         assertThat(next.scores().queueSeconds()).isBetween(0.4, 1.0);
       }
       next.lease().complete(100);
-      // Beyond the budget (about 1.6 s ahead) the threshold decides again.
+      // Beyond the budget (about 2 s ahead) the threshold decides again.
       if (quantile > 0) {
         RoutingDecision far = router.select(session("s", concat(context, tokens(3, 64))),
             withWaiting(fleet, first.replica(), 3));
@@ -81,10 +81,10 @@ class AffinityBudgetTest {
       Router router = router(quantile);
       List<Replica> fleet = Prompts.replicas(4);
       warmUp(router, fleet);
-      int[] system = tokens(7, 16_384); // about 0.4 s of prefill
+      int[] system = tokens(7, 16_384); // about 0.46 s of prefill
       RoutingDecision a = router.select(anonymous(concat(system, tokens(8, 64))), fleet);
       a.lease().complete(100);
-      // The holder has 0.55 s queued: more than recomputing 16k tokens elsewhere, within 4 × its
+      // The holder has 0.68 s queued: more than recomputing 16k tokens elsewhere, within 4 × its
       // savings and within the budget.
       RoutingDecision b = router.select(anonymous(concat(system, tokens(9, 64))),
           withWaiting(fleet, a.replica(), 1));
@@ -95,7 +95,7 @@ class AffinityBudgetTest {
         assertThat(b.scores().cachedFraction()).isGreaterThan(0.9);
       }
       b.lease().close();
-      // A short shared prefix (2k tokens, 36 ms saved) is not worth 0.55 s: 4 × 36 ms < 0.55 s.
+      // A short shared prefix (2k tokens, 45 ms saved) is not worth 0.68 s: 4 × 45 ms < 0.68 s.
       int[] shortSystem = tokens(17, 2048);
       RoutingDecision c = router.select(anonymous(concat(shortSystem, tokens(18, 64))), fleet);
       c.lease().complete(100);
