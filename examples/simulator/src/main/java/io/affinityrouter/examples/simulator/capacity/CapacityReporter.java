@@ -25,7 +25,7 @@ public final class CapacityReporter {
       + "hit_at_1_5x,served_rps_at_1_5x";
   /** {@value #POINTS}'s header. */
   public static final String POINTS_HEADER = "workload,strategy,offered_rps,ttft_p90_ms,"
-      + "ttft_p99_ms,hit_rate,served_rps,repins,moved_turns,recomputed_tokens";
+      + "ttft_p99_ms,hit_rate,served_rps,repins,moved_turns,recomputed_tokens,preemptions";
 
   private CapacityReporter() {}
 
@@ -37,7 +37,7 @@ public final class CapacityReporter {
         b.append(String.format(Locale.ROOT, "%s,%s,%.0f,%.4f,%.5f,%.5f,%.4f%n", w.workload(),
             s.strategy(), w.sloMillis(), s.capacity(),
             s.atCapacity() == null ? 0 : s.atCapacity().hitRate(), s.pastCapacity().hitRate(),
-            s.pastCapacity().servedPerSecond()));
+            s.pastRate() * s.pastCapacity().servedFraction()));
       }
     }
     return b.toString();
@@ -50,10 +50,10 @@ public final class CapacityReporter {
       for (CapacityRun.StrategyCapacity s : w.strategies()) {
         for (CapacitySweep.Point p : all(s)) {
           RunResult r = p.result();
-          b.append(String.format(Locale.ROOT, "%s,%s,%.4f,%.2f,%.2f,%.5f,%.4f,%d,%d,%d%n",
+          b.append(String.format(Locale.ROOT, "%s,%s,%.4f,%.2f,%.2f,%.5f,%.4f,%d,%d,%d,%d%n",
               w.workload(), s.strategy(), p.rate(), r.ttftMillis(90), r.ttftMillis(99),
-              r.hitRate(), r.servedPerSecond(), r.repins(), r.movedTurns(),
-              r.recomputedTokens()));
+              r.hitRate(), p.rate() * r.servedFraction(), r.repins(), r.movedTurns(),
+              r.recomputedTokens(), r.preemptions()));
         }
       }
     }
@@ -87,7 +87,7 @@ public final class CapacityReporter {
         b.append(String.format(Locale.ROOT, "%-24s %9.2f %7.2fx %6.1f%% %9.0f %7.1f%% %9.2f %8.2f"
             + " %9d%n", s.strategy(), s.capacity(), best > 0 ? s.capacity() / best : 0,
             100 * hitCap, past.ttftMillis(90), 100 * past.hitRate(),
-            hitCap > 0 ? past.hitRate() / hitCap : 0, past.servedPerSecond(),
+            hitCap > 0 ? past.hitRate() / hitCap : 0, s.pastRate() * past.servedFraction(),
             past.movedTurns()));
       }
     }

@@ -100,8 +100,9 @@ public final class Simulation implements ReplicaEngine.Listener {
   private List<Replica> replicas = List.of();
   private long seq;
   private int completed;
-  private long lastArrival = Long.MIN_VALUE;
   private long[] completions = new long[1024];
+  private long[] arrivals = new long[1024];
+  private int arrived;
   private int dropped;
   private int remaining;
   private long notRouted;
@@ -223,20 +224,26 @@ public final class Simulation implements ReplicaEngine.Listener {
         recomputed + recomputedAfterPreemption, outputTokens, ttft, ttftFloor, e2e,
         Math.max(0, lastCompletion - firstArrival), busy,
         Collections.unmodifiableMap(new TreeMap<>(moves)), repins,
-        List.copyOf(loadSeries), config.scrapeIntervalNanos(), wakes, completedBy(lastArrival),
-        Math.max(0, lastArrival - firstArrival), preemptions);
+        List.copyOf(loadSeries), config.scrapeIntervalNanos(), wakes, inWindow(completions,
+        completed), inWindow(arrivals, arrived), preemptions);
   }
 
-  /** Requests completed by {@code time} (completions are recorded in time order). */
-  private int completedBy(long time) {
-    int i = Arrays.binarySearch(completions, 0, completed, time);
-    if (i < 0) {
-      return -i - 1;
+  /**
+   * How many of the first {@code n} {@code times} fall in the steady window: the middle half of
+   * the span over which the workload's chains start (past the ramp-up, before the drain).
+   */
+  private int inWindow(long[] times, int n) {
+    long first = workload.heads().get(0).delayNanos();
+    long span = workload.spanNanos();
+    long from = first + span / 4;
+    long to = first + span - span / 4;
+    int count = 0;
+    for (int i = 0; i < n; i++) {
+      if (times[i] >= from && times[i] < to) {
+        count++;
+      }
     }
-    while (i < completed && completions[i] == time) {
-      i++;
-    }
-    return i;
+    return count;
   }
 
   private int gatewayFor(SimRequest r) {
@@ -254,7 +261,10 @@ public final class Simulation implements ReplicaEngine.Listener {
     if (!job.bounded) {
       job.bounded = true;
       firstArrival = Math.min(firstArrival, job.arrival);
-      lastArrival = Math.max(lastArrival, job.arrival);
+      if (arrived == arrivals.length) {
+        arrivals = Arrays.copyOf(arrivals, 2 * arrived);
+      }
+      arrivals[arrived++] = job.arrival;
       long[] keys = r.keys();
       int i = 0;
       while (i < keys.length && seen.contains(keys[i])) {
