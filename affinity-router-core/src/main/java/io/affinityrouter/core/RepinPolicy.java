@@ -5,9 +5,10 @@ import io.affinityrouter.RepinCause;
 /**
  * Whether a session's bound replica keeps it. It does while the replica is in the list, healthy (or
  * draining), serves the model awake, is under its limits, and its estimated TTFT with the
- * session's cache is within the affinity budget or within the overload threshold of the
- * candidate's: {@code repinSlack} plus {@code repinSavingsMultiple} × the prefill the cache saves.
- * Immutable.
+ * session's cache is within the affinity budget, or within the overload threshold of the
+ * candidate's ({@code repinSlack} plus {@code repinSavingsMultiple} × the prefill the cache saves),
+ * or the candidate itself has a queue longer than the slack: under fleet-wide pressure a move
+ * recomputes the context into another queue and only adds to the fleet's work. Immutable.
  */
 final class RepinPolicy {
   // A session waits up to 8 × the prefill its cache saves: 6, 8 and 12 measured alike in the
@@ -70,8 +71,11 @@ final class RepinPolicy {
     double boundTtft = sel.queue[bound] + boundPrefillSeconds;
     double budgetSeconds = budget.seconds();
     boolean withinBudget = budgetSeconds > 0 && boundTtft <= budgetSeconds;
-    if (!withinBudget
-        && boundCost > candidateCost + repinSlackSeconds + repinSavingsMultiple * saved) {
+    double threshold = repinSlackSeconds + repinSavingsMultiple * saved;
+    // A move recomputes the context on the fleet's time: only onto a replica with room to spare;
+    // when every replica queues, moving just adds the recompute to another queue.
+    if (!withinBudget && boundCost > candidateCost + threshold
+        && sel.queue[c] <= repinSlackSeconds) {
       return RepinCause.REPLICA_OVERLOADED;
     }
     return limits.admit(sel, bound) ? null : RepinCause.REPLICA_AT_LIMIT;

@@ -17,6 +17,12 @@ import java.util.List;
 final class Score {
   // Replicas rank by estimated TTFT itself: queue and prefill are seconds of the same engine.
   static final double RECOMPUTE_WEIGHT = 1.0;
+  // Queue seconds per unit of fleet pressure: the repin slack, a few scrapes of stale load, below
+  // which a queue is noise rather than pressure.
+  static final double PRESSURE_SCALE_SECONDS = RepinPolicy.SLACK_SECONDS;
+  // The most a recomputed second weighs: the repin's savings multiple, so a new request leaves a
+  // cache under pressure no more readily than a session leaves its own.
+  static final double MAX_PRESSURE = RepinPolicy.SAVINGS_MULTIPLE;
 
   private final PrefixIndex index;
   private final LoadTracker tracker;
@@ -68,9 +74,10 @@ final class Score {
       int running = CostModel.running(load, state);
       double slowdown = costModel.slowdown(running);
       sel.slowdown[i] = slowdown;
-      sel.queue[i] = costModel.queueSeconds(load, state, tracker, sel.requestTokens, running,
-          slowdown, now);
       long cached = sel.cachedTokens(i);
+      // Only the blocks the replica lacks need free KV there: its cached prefix is reused.
+      sel.queue[i] = costModel.queueSeconds(load, state, tracker, sel.requestTokens - cached,
+          running, slowdown, now);
       sel.prefill[i] = costModel.prefillSeconds(sel.promptTokens - cached, cached, slowdown);
       if (st != Selection.AT_LIMIT) {
         bestUsablePrefill = Math.min(bestUsablePrefill, sel.prefill[i]);
@@ -84,6 +91,33 @@ final class Score {
       s.depthByOrdinal[s.ordinals[j]] = 0;
     }
     budget.record(bestUsablePrefill);
+    chargeRecompute(sel, bestUsablePrefill);
+  }
+
+  /**
+   * Charges each replica the prefill it would add beyond the least any replica needs, times the
+   * fleet's pressure: the shortest queue there is, in units of {@link #PRESSURE_SCALE_SECONDS}, at
+   * most {@link #MAX_PRESSURE}. With an idle replica the charge is nothing; when every replica has
+   * a queue, work recomputed anywhere delays the requests queued behind it, so a cache is left only
+   * for a queue that much longer.
+   */
+  private static void chargeRecompute(Selection sel, double leastPrefill) {
+    double shortest = Double.POSITIVE_INFINITY;
+    for (int i = 0; i < sel.size; i++) {
+      if (sel.status[i] == Selection.OK) {
+        shortest = Math.min(shortest, sel.queue[i]);
+      }
+    }
+    if (!(shortest > 0) || shortest == Double.POSITIVE_INFINITY) {
+      return;
+    }
+    double pressure = Math.min(MAX_PRESSURE, shortest / PRESSURE_SCALE_SECONDS);
+    for (int i = 0; i < sel.size; i++) {
+      byte st = sel.status[i];
+      if (st == Selection.OK || st == Selection.DRAINING || st == Selection.AT_LIMIT) {
+        sel.cost[i] += pressure * Math.max(0, sel.prefill[i] - leastPrefill);
+      }
+    }
   }
 
   /**
