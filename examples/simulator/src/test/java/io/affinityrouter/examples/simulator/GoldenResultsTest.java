@@ -33,7 +33,9 @@ class GoldenResultsTest {
       "--scenario asleep --workloads agents --agent-sessions 80 --replicas 4"
           + " --strategies affinity-router,affinity-router-nosess,sglang-cache-aware",
       "--scenario replica-lost --workloads ragpulse --limit 1500 --replicas 4"
-          + " --strategies affinity-router,consistent-hash");
+          + " --strategies affinity-router,consistent-hash",
+      "--workloads agents-long --agent-sessions 16 --replicas 4"
+          + " --strategies affinity-router,consistent-hash,llm-d");
 
   @Test
   void simulatorResultsMatchTheGoldenFile() throws IOException {
