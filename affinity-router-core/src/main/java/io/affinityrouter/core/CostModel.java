@@ -30,8 +30,9 @@ import io.affinityrouter.spi.Checks;
  *   <li>{@code running} is the larger of this router's in-flight requests and the engine's running
  *       requests; each running sequence adds {@code runningSequenceSeconds}: the decode batch's
  *       contention, and the sessions it stands for, whose next turns will come back there;
- *   <li>{@code kvWaitSeconds} is non-zero when the request's tokens (prompt + expected output) do not
- *       fit in the free KV capacity: the deficit divided by the rate at which finishing requests free
+ *   <li>{@code kvWaitSeconds} is non-zero when the tokens the replica lacks (prompt + expected
+ *       output, less what it holds cached: the caller passes them) do not fit in the free KV
+ *       capacity: the deficit divided by the rate at which finishing requests free
  *       KV, derived from the output-token throughput (the snapshot's, else the learned per-sequence
  *       decode rate times the running sequences).
  * </ul>
