@@ -37,7 +37,7 @@ public final class CapacityReporter {
         b.append(String.format(Locale.ROOT, "%s,%s,%.0f,%.4f,%.5f,%.5f,%.4f%n", w.workload(),
             s.strategy(), w.sloMillis(), s.capacity(),
             s.atCapacity() == null ? 0 : s.atCapacity().hitRate(), s.pastCapacity().hitRate(),
-            s.pastRate() * s.pastCapacity().servedFraction()));
+            s.pastCapacity().servedPerSecond()));
       }
     }
     return b.toString();
@@ -52,7 +52,7 @@ public final class CapacityReporter {
           RunResult r = p.result();
           b.append(String.format(Locale.ROOT, "%s,%s,%.4f,%.2f,%.2f,%.5f,%.4f,%d,%d,%d,%d%n",
               w.workload(), s.strategy(), p.rate(), r.ttftMillis(90), r.ttftMillis(99),
-              r.hitRate(), p.rate() * r.servedFraction(), r.repins(), r.movedTurns(),
+              r.hitRate(), r.servedPerSecond(), r.repins(), r.movedTurns(),
               r.recomputedTokens(), r.preemptions()));
         }
       }
@@ -87,7 +87,7 @@ public final class CapacityReporter {
         b.append(String.format(Locale.ROOT, "%-24s %9.2f %7.2fx %6.1f%% %9.0f %7.1f%% %9.2f %8.2f"
             + " %9d%n", s.strategy(), s.capacity(), best > 0 ? s.capacity() / best : 0,
             100 * hitCap, past.ttftMillis(90), 100 * past.hitRate(),
-            hitCap > 0 ? past.hitRate() / hitCap : 0, s.pastRate() * past.servedFraction(),
+            hitCap > 0 ? past.hitRate() / hitCap : 0, past.servedPerSecond(),
             past.movedTurns()));
       }
     }

@@ -32,9 +32,8 @@ import org.HdrHistogram.Histogram;
  * @param loadSeries per scrape sample, each replica's running + waiting requests (-1 when not ready)
  * @param sampleNanos simulated time between two load samples
  * @param wakes times a request woke a replica's sleeping model
- * @param completedInWindow requests that finished in the steady window: the middle half of the
- *     span over which the workload's chains start
- * @param arrivedInWindow requests that arrived in that window
+ * @param completedInWindow requests that finished by the last request's arrival
+ * @param windowNanos the first request's arrival to the last one's
  * @param preemptions running requests the engines preempted for KV blocks (each time counted)
  */
 public record RunResult(String strategy, String workload, int requests, int completed,
@@ -42,7 +41,7 @@ public record RunResult(String strategy, String workload, int requests, int comp
     long boundTokens, long recomputedTokens, long outputTokens, Histogram ttftMicros,
     Histogram ttftFloorMicros, Histogram e2eMicros, long makespanNanos, long[] busyNanos,
     Map<String, Long> moves, long repins, List<int[]> loadSeries, long sampleNanos, long wakes,
-    int completedInWindow, int arrivedInWindow, long preemptions) {
+    int completedInWindow, long windowNanos, long preemptions) {
 
   /** Cached prompt tokens over prompt tokens. */
   public double hitRate() {
@@ -65,12 +64,12 @@ public record RunResult(String strategy, String workload, int requests, int comp
   }
 
   /**
-   * Requests served in the steady window over requests that arrived in it: 1 while the fleet keeps
-   * up, its throughput over the offered rate past capacity. Times the offered rate, the rate
-   * served (unlike {@link #requestsPerSecond()}, without the ramp-up and the drain of a finite run).
+   * Requests served per simulated second while requests still arrived (the first arrival to the
+   * last): the fleet's throughput at the offered load, without the drain after the last arrival
+   * (a long answer finishing alone would otherwise lower {@link #requestsPerSecond()}).
    */
-  public double servedFraction() {
-    return arrivedInWindow == 0 ? 1 : (double) completedInWindow / arrivedInWindow;
+  public double servedPerSecond() {
+    return windowNanos <= 0 ? requestsPerSecond() : completedInWindow / (windowNanos / 1e9);
   }
 
   /** Output tokens per simulated second. */

@@ -224,22 +224,25 @@ public final class Simulation implements ReplicaEngine.Listener {
         recomputed + recomputedAfterPreemption, outputTokens, ttft, ttftFloor, e2e,
         Math.max(0, lastCompletion - firstArrival), busy,
         Collections.unmodifiableMap(new TreeMap<>(moves)), repins,
-        List.copyOf(loadSeries), config.scrapeIntervalNanos(), wakes, inWindow(completions,
-        completed), inWindow(arrivals, arrived), preemptions);
+        List.copyOf(loadSeries), config.scrapeIntervalNanos(), wakes,
+        atMost(completions, completed, lastArrival()), Math.max(0, lastArrival() - firstArrival),
+        preemptions);
   }
 
-  /**
-   * How many of the first {@code n} {@code times} fall in the steady window: the middle half of
-   * the span over which the workload's chains start (past the ramp-up, before the drain).
-   */
-  private int inWindow(long[] times, int n) {
-    long first = workload.heads().get(0).delayNanos();
-    long span = workload.spanNanos();
-    long from = first + span / 4;
-    long to = first + span - span / 4;
+  /** How many of the first {@code n} {@code times} (each run's, in any order) are at most {@code t}. */
+  /** The last request's arrival (its first, when it was retried). */
+  private long lastArrival() {
+    long last = Long.MIN_VALUE;
+    for (int i = 0; i < arrived; i++) {
+      last = Math.max(last, arrivals[i]);
+    }
+    return last;
+  }
+
+  private static int atMost(long[] times, int n, long t) {
     int count = 0;
     for (int i = 0; i < n; i++) {
-      if (times[i] >= from && times[i] < to) {
+      if (times[i] <= t) {
         count++;
       }
     }
