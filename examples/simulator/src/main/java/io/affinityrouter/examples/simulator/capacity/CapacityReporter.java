@@ -37,7 +37,7 @@ public final class CapacityReporter {
         b.append(String.format(Locale.ROOT, "%s,%s,%.0f,%.4f,%.5f,%.5f,%.4f%n", w.workload(),
             s.strategy(), w.sloMillis(), s.capacity(),
             s.atCapacity() == null ? 0 : s.atCapacity().hitRate(), s.pastCapacity().hitRate(),
-            s.pastCapacity().servedPerSecond()));
+            s.pastCapacity().requestsPerSecond()));
       }
     }
     return b.toString();
@@ -52,7 +52,7 @@ public final class CapacityReporter {
           RunResult r = p.result();
           b.append(String.format(Locale.ROOT, "%s,%s,%.4f,%.2f,%.2f,%.5f,%.4f,%d,%d,%d,%d%n",
               w.workload(), s.strategy(), p.rate(), r.ttftMillis(90), r.ttftMillis(99),
-              r.hitRate(), r.servedPerSecond(), r.repins(), r.movedTurns(),
+              r.hitRate(), r.requestsPerSecond(), r.repins(), r.movedTurns(),
               r.recomputedTokens(), r.preemptions()));
         }
       }
@@ -78,16 +78,17 @@ public final class CapacityReporter {
       b.append(String.format(Locale.ROOT, "== %s: p90 TTFT SLO %.0f ms; best peer %s "
           + "%.2f req/s; past capacity = %.2f req/s ==%n", w.workload(), w.sloMillis(),
           w.bestPeer(), best, w.strategies().get(0).pastRate()));
-      b.append(String.format(Locale.ROOT, "%-24s %9s %8s %7s %9s %8s %9s %8s %9s%n", "strategy",
-          "capacity", "vsPeer", "hit@cap", "p90@1.5x", "hit@1.5x", "hit1.5/c", "srv@1.5x",
-          "moved@1.5"));
+      b.append(String.format(Locale.ROOT, "%-24s %9s %8s %7s %8s %9s %8s %9s %8s %9s%n",
+          "strategy", "capacity", "vsPeer", "hit@cap", "srv@cap", "p90@1.5x", "hit@1.5x",
+          "hit1.5/c", "srv@1.5x", "moved@1.5"));
       for (CapacityRun.StrategyCapacity s : w.strategies()) {
         RunResult past = s.pastCapacity();
         double hitCap = s.atCapacity() == null ? 0 : s.atCapacity().hitRate();
-        b.append(String.format(Locale.ROOT, "%-24s %9.2f %7.2fx %6.1f%% %9.0f %7.1f%% %9.2f %8.2f"
-            + " %9d%n", s.strategy(), s.capacity(), best > 0 ? s.capacity() / best : 0,
-            100 * hitCap, past.ttftMillis(90), 100 * past.hitRate(),
-            hitCap > 0 ? past.hitRate() / hitCap : 0, past.servedPerSecond(),
+        double servedCap = s.atCapacity() == null ? 0 : s.atCapacity().requestsPerSecond();
+        b.append(String.format(Locale.ROOT, "%-24s %9.2f %7.2fx %6.1f%% %8.2f %9.0f %7.1f%% %9.2f"
+            + " %8.2f %9d%n", s.strategy(), s.capacity(), best > 0 ? s.capacity() / best : 0,
+            100 * hitCap, servedCap, past.ttftMillis(90), 100 * past.hitRate(),
+            hitCap > 0 ? past.hitRate() / hitCap : 0, past.requestsPerSecond(),
             past.movedTurns()));
       }
     }

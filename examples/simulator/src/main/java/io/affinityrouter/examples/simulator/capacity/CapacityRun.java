@@ -177,7 +177,7 @@ public final class CapacityRun {
     RunResult r = Simulation.run(w, s, config, line -> { });
     log.accept(String.format(Locale.ROOT,
         "  %-22s %-22s %7.2f req/s  p90 %8.0f ms  hit %5.1f%%  served %6.2f req/s  (%.1f s)",
-        s.name(), name, rate, r.ttftMillis(90), 100 * r.hitRate(), r.servedPerSecond(),
+        s.name(), name, rate, r.ttftMillis(90), 100 * r.hitRate(), r.requestsPerSecond(),
         (System.nanoTime() - t0) / 1e9));
     return r;
   }

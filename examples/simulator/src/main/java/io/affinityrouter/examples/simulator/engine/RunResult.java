@@ -32,8 +32,6 @@ import org.HdrHistogram.Histogram;
  * @param loadSeries per scrape sample, each replica's running + waiting requests (-1 when not ready)
  * @param sampleNanos simulated time between two load samples
  * @param wakes times a request woke a replica's sleeping model
- * @param completedInWindow requests that finished by the last request's arrival
- * @param windowNanos the first request's arrival to the last one's
  * @param preemptions running requests the engines preempted for KV blocks (each time counted)
  */
 public record RunResult(String strategy, String workload, int requests, int completed,
@@ -41,7 +39,7 @@ public record RunResult(String strategy, String workload, int requests, int comp
     long boundTokens, long recomputedTokens, long outputTokens, Histogram ttftMicros,
     Histogram ttftFloorMicros, Histogram e2eMicros, long makespanNanos, long[] busyNanos,
     Map<String, Long> moves, long repins, List<int[]> loadSeries, long sampleNanos, long wakes,
-    int completedInWindow, long windowNanos, long preemptions) {
+    long preemptions) {
 
   /** Cached prompt tokens over prompt tokens. */
   public double hitRate() {
@@ -61,15 +59,6 @@ public record RunResult(String strategy, String workload, int requests, int comp
   /** Completed requests per simulated second. */
   public double requestsPerSecond() {
     return makespanNanos == 0 ? 0 : completed / (makespanNanos / 1e9);
-  }
-
-  /**
-   * Requests served per simulated second while requests still arrived (the first arrival to the
-   * last): the fleet's throughput at the offered load, without the drain after the last arrival
-   * (a long answer finishing alone would otherwise lower {@link #requestsPerSecond()}).
-   */
-  public double servedPerSecond() {
-    return windowNanos <= 0 ? requestsPerSecond() : completedInWindow / (windowNanos / 1e9);
   }
 
   /** Output tokens per simulated second. */

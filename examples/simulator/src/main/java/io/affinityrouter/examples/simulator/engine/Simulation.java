@@ -14,7 +14,6 @@ import io.affinityrouter.examples.simulator.workload.SegmentKeys;
 import io.affinityrouter.examples.simulator.workload.SimRequest;
 import io.affinityrouter.examples.simulator.workload.Workload;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -100,9 +99,6 @@ public final class Simulation implements ReplicaEngine.Listener {
   private List<Replica> replicas = List.of();
   private long seq;
   private int completed;
-  private long[] completions = new long[1024];
-  private long[] arrivals = new long[1024];
-  private int arrived;
   private int dropped;
   private int remaining;
   private long notRouted;
@@ -224,29 +220,7 @@ public final class Simulation implements ReplicaEngine.Listener {
         recomputed + recomputedAfterPreemption, outputTokens, ttft, ttftFloor, e2e,
         Math.max(0, lastCompletion - firstArrival), busy,
         Collections.unmodifiableMap(new TreeMap<>(moves)), repins,
-        List.copyOf(loadSeries), config.scrapeIntervalNanos(), wakes,
-        atMost(completions, completed, lastArrival()), Math.max(0, lastArrival() - firstArrival),
-        preemptions);
-  }
-
-  /** How many of the first {@code n} {@code times} (each run's, in any order) are at most {@code t}. */
-  /** The last request's arrival (its first, when it was retried). */
-  private long lastArrival() {
-    long last = Long.MIN_VALUE;
-    for (int i = 0; i < arrived; i++) {
-      last = Math.max(last, arrivals[i]);
-    }
-    return last;
-  }
-
-  private static int atMost(long[] times, int n, long t) {
-    int count = 0;
-    for (int i = 0; i < n; i++) {
-      if (times[i] <= t) {
-        count++;
-      }
-    }
-    return count;
+        List.copyOf(loadSeries), config.scrapeIntervalNanos(), wakes, preemptions);
   }
 
   private int gatewayFor(SimRequest r) {
@@ -264,10 +238,6 @@ public final class Simulation implements ReplicaEngine.Listener {
     if (!job.bounded) {
       job.bounded = true;
       firstArrival = Math.min(firstArrival, job.arrival);
-      if (arrived == arrivals.length) {
-        arrivals = Arrays.copyOf(arrivals, 2 * arrived);
-      }
-      arrivals[arrived++] = job.arrival;
       long[] keys = r.keys();
       int i = 0;
       while (i < keys.length && seen.contains(keys[i])) {
@@ -375,10 +345,7 @@ public final class Simulation implements ReplicaEngine.Listener {
   @Override
   public void onFinished(ReplicaEngine engine, Sequence s, long nowNanos) {
     Job job = (Job) s.attachment();
-    if (completed == completions.length) {
-      completions = Arrays.copyOf(completions, 2 * completed);
-    }
-    completions[completed++] = nowNanos;
+    completed++;
     outputTokens += s.generated();
     e2e.recordValue(Math.max(1, (nowNanos - job.arrival) / 1000));
     lastCompletion = Math.max(lastCompletion, nowNanos);

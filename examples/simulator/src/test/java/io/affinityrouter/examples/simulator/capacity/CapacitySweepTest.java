@@ -20,7 +20,7 @@ class CapacitySweepTest {
     Histogram other = new Histogram(3);
     other.recordValue(1);
     return new RunResult("s", "w", 1, 1, 0, 0, 0, 1, 0, 0, 0, 1, ttft, other, other, 1,
-        new long[] {1}, Map.of(), 0, List.of(), 1, 0, 1, 1, 0);
+        new long[] {1}, Map.of(), 0, List.of(), 1, 0, 0);
   }
 
   private static CapacitySweep sweep(double slo, DoubleUnaryOperator p90, List<Double> rates) {
