@@ -151,21 +151,18 @@ public final class AgentSessionGenerator {
      * Long-context agents whose contexts do not fit in the fleet's KV
      * ({@code agents-long-pressure}): {@value #PRESSURE_SESSIONS} sessions of 16 kinds, 30% of them
      * on kind 0, system prompts of 3,000–10,000 tokens, a 4,000-token task (the task and the files it
-     * names), 55–60 turns growing to 30,000–40,000 tokens, answers of 15–40 tokens (tool calls),
+     * names), 20–30 turns growing to 60,000–70,000 tokens, answers of 15–40 tokens (tool calls),
      * think times uniform in 10–12 s, 1 session starting per second (to be rescaled).
      *
-     * <p>At a given load the request rate is set by what a replica serves, so the contexts held at
-     * once come to about {@code rate × think time × mean context}, and a longer context costs about
-     * as much more per turn (prefill attention, decode reads) as it holds: what raises them is long
-     * think times and many cheap turns (small steps, short answers). With these figures the sessions
-     * active at once hold more than twice the KV of the default fleet (8 replicas of 67,659
-     * 16-token blocks, 8.66M tokens) at the default load of 0.75: see
-     * {@code AgentLongPresetsTest}. Every strategy then recomputes evicted contexts, so the fleet
-     * runs above the load its calibration (an infinite cache) set.
+     * <p>The contexts the active sessions hold at once come to about {@code request rate × turns ×
+     * think time × mean context / turns}: at 50 requests per second they hold more than twice the
+     * KV of the default fleet (8 replicas of 67,659 16-token blocks, 8.66M tokens; see
+     * {@code AgentLongPresetsTest}), and at the router's capacity on it about the fleet's KV, so
+     * every strategy recomputes evicted contexts well before its queues are long.
      */
     public static Config agentsLongPressure(long seed) {
-      return new Config(PRESSURE_SESSIONS, 1.0, 16, 0.3, 3000, 10_000, 4000, 55, 60, 50, 50, 15,
-          40, 30_000, 40_000, 0, 10_000, 12_000, seed);
+      return new Config(PRESSURE_SESSIONS, 1.0, 16, 0.3, 3000, 10_000, 4000, 20, 30, 50, 50, 15,
+          40, 60_000, 70_000, 0, 10_000, 12_000, seed);
     }
 
     /** Returns a copy with another session count. */
@@ -213,7 +210,7 @@ public final class AgentSessionGenerator {
   /** Default sessions of {@link Config#agentsLong}. */
   public static final int LONG_SESSIONS = 400;
   /** Default sessions of {@link Config#agentsLongPressure}. */
-  public static final int PRESSURE_SESSIONS = 1200;
+  public static final int PRESSURE_SESSIONS = 800;
 
   private AgentSessionGenerator() {}
 

@@ -96,13 +96,13 @@ class AgentLongPresetsTest {
   }
 
   /**
-   * The pressure preset as a run builds it (default options: 8 replicas, load 0.75, the preset's
-   * session count) holds more than twice the fleet's KV in the contexts of the sessions active at
-   * once, when every turn is answered at once and the next follows after its think time.
+   * The pressure preset at 50 requests per second holds more than twice the fleet's KV in the
+   * contexts of the sessions active at once, when every turn is answered at once and the next
+   * follows after its think time.
    */
   @Test
   void thePressurePresetsWorkingSetIsTwiceTheFleetsKv() {
-    SimulatorOptions o = SimulatorOptions.parse(new String[0]);
+    SimulatorOptions o = SimulatorOptions.parse(new String[] {"--rate", "50"});
     EngineConfig engine = EngineConfig.defaults().withKvBlocks(o.kvBlocks());
     Workload w = WorkloadFactory.build("agents-long-pressure", o, engine, o.replicas(), s -> { });
     assertThat(w.heads()).hasSize(AgentSessionGenerator.PRESSURE_SESSIONS);
