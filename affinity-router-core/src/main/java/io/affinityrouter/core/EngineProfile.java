@@ -43,11 +43,13 @@ public record EngineProfile(double prefillTokensPerSecond, double attentionSecon
    *       spends about 40% of its time there;
    *   <li>{@code batchSlowdownSequences} 64: a decode batch also holds KV and scheduler slots, so
    *       it slows prefill more than its kernels' cost alone says;
-   *   <li>{@code runningSequenceSeconds} 0.004: about a decode step of 64 sequences of 3k-token
-   *       contexts; a running sequence in an agent session is a turn that comes back.
+   *   <li>{@code runningSequenceSeconds} 0.02: a running sequence is a session whose next turns
+   *       come back to its replica, not one decode step (about 4 ms for 64 sequences of 3k-token
+   *       contexts): counted at that, new sessions pile onto a prompt family's replica until their
+   *       growing contexts must be moved off it.
    * </ul>
    */
-  public static final EngineProfile QWEN2_5_7B_H100 = new EngineProfile(48_000, 9.2e-10, 64, 0.004);
+  public static final EngineProfile QWEN2_5_7B_H100 = new EngineProfile(48_000, 9.2e-10, 64, 0.02);
 
   /**
    * Checks the figures.
