@@ -18,7 +18,7 @@ import java.util.function.Consumer;
  */
 public final class WorkloadFactory {
   /** Requests of the workload queued on one replica to measure its capacity. */
-  static final int CALIBRATION_SAMPLE = 1000;
+  public static final int CALIBRATION_SAMPLE = 1000;
 
   private WorkloadFactory() {}
 

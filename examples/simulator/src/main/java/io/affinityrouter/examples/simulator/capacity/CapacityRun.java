@@ -129,8 +129,8 @@ public final class CapacityRun {
       Consumer<String> log) {
     Workload raw = WorkloadFactory.raw(name, o);
     int serving = Simulator.servingReplicas(o);
-    double start = o.rate() > 0 ? o.rate()
-        : serving * LoadCalibration.requestsPerSecond(raw, engine, 1000);
+    double start = o.rate() > 0 ? o.rate() : serving
+        * LoadCalibration.requestsPerSecond(raw, engine, WorkloadFactory.CALIBRATION_SAMPLE);
     double slo = o.sloP90Millis(name);
     log.accept(String.format(Locale.ROOT, "capacity %s: %d requests, p90 TTFT SLO %.0f ms, "
         + "sweeps start at %.2f req/s", name, raw.size(), slo, start));
