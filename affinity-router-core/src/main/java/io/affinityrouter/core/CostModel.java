@@ -84,6 +84,11 @@ final class CostModel {
     return Math.max(state.inFlightRequests(), load.runningRequests());
   }
 
+  /** The queue seconds that {@code running} sequences stand for. */
+  double runningSeconds(int running) {
+    return running * runningSequenceSeconds;
+  }
+
   /** The batch slowdown factor for {@code running} sequences. */
   double slowdown(int running) {
     return 1.0 + running / batchSlowdownSequences;

@@ -144,9 +144,16 @@ final class Decide {
     return d;
   }
 
-  /** Asks for the sleeping capacity when the candidate's queue is long; routing goes on as usual. */
+  /**
+   * Asks for the sleeping capacity when the work queued on the candidate is long; routing goes on
+   * as usual.
+   */
   void wakeIfBusy(Selection sel) {
-    if (sel.queue[sel.candidate] >= wakeThresholdSeconds && sel.any(Selection.ASLEEP)) {
+    int c = sel.candidate;
+    // Work queued says capacity is short; the sessions a replica holds, its running term, do not.
+    double held = costModel.runningSeconds(
+        CostModel.running(sel.replicas.get(c).load(), sel.states[c]));
+    if (sel.queue[c] - held >= wakeThresholdSeconds && sel.any(Selection.ASLEEP)) {
       wake(sel);
     }
   }
