@@ -150,10 +150,13 @@ final class Decide {
    */
   void wakeIfBusy(Selection sel) {
     int c = sel.candidate;
+    if (sel.queue[c] < wakeThresholdSeconds || !sel.any(Selection.ASLEEP)) {
+      return;
+    }
     // Work queued says capacity is short; the sessions a replica holds, its running term, do not.
     double held = costModel.runningSeconds(
         CostModel.running(sel.replicas.get(c).load(), sel.states[c]));
-    if (sel.queue[c] - held >= wakeThresholdSeconds && sel.any(Selection.ASLEEP)) {
+    if (sel.queue[c] - held >= wakeThresholdSeconds) {
       wake(sel);
     }
   }

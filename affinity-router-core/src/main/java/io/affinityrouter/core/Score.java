@@ -57,6 +57,7 @@ final class Score {
       loadSharing.maybeExchange(now);
     }
     double bestUsablePrefill = Double.POSITIVE_INFINITY;
+    double shortestQueue = Double.POSITIVE_INFINITY;
     for (int i = 0; i < sel.size; i++) {
       byte st = sel.status[i];
       if (st != Selection.OK && st != Selection.DRAINING && st != Selection.AT_LIMIT) {
@@ -82,6 +83,9 @@ final class Score {
       if (st != Selection.AT_LIMIT) {
         bestUsablePrefill = Math.min(bestUsablePrefill, sel.prefill[i]);
       }
+      if (st == Selection.OK) {
+        shortestQueue = Math.min(shortestQueue, sel.queue[i]);
+      }
       sel.plugin[i] = pluginSeconds(sel.request, r);
       sel.cost[i] = sel.queue[i] + recomputeWeight * sel.prefill[i] - sel.plugin[i];
       s.ramp[i] = picker.rampWeight(r.readySince().toEpochMilli(), now);
@@ -91,7 +95,7 @@ final class Score {
       s.depthByOrdinal[s.ordinals[j]] = 0;
     }
     budget.record(bestUsablePrefill);
-    chargeRecompute(sel, bestUsablePrefill);
+    chargeRecompute(sel, bestUsablePrefill, shortestQueue);
   }
 
   /**
@@ -101,13 +105,7 @@ final class Score {
    * a queue, work recomputed anywhere delays the requests queued behind it, so a cache is left only
    * for a queue that much longer.
    */
-  private static void chargeRecompute(Selection sel, double leastPrefill) {
-    double shortest = Double.POSITIVE_INFINITY;
-    for (int i = 0; i < sel.size; i++) {
-      if (sel.status[i] == Selection.OK) {
-        shortest = Math.min(shortest, sel.queue[i]);
-      }
-    }
+  private static void chargeRecompute(Selection sel, double leastPrefill, double shortest) {
     if (!(shortest > 0) || shortest == Double.POSITIVE_INFINITY) {
       return;
     }
