@@ -266,12 +266,7 @@ public final class ReplicaEngine {
    * computed prompt segments cached, and queues it at the front to recompute.
    */
   private void preempt(Sequence s) {
-    long reserved = s.outputBlocksHeld;
-    int[] blocks = s.segmentBlocks();
-    for (int i = s.publishedSegments; i < blocks.length; i++) {
-      reserved += blocks[i];
-    }
-    cache.release(s.request().keys(), s.publishedSegments, reserved);
+    freeBlocks(s);
     s.computedBefore = Math.max(s.computedBefore, s.kvTokens);
     s.matchedSegments = -1;
     s.publishedSegments = 0;
@@ -366,15 +361,20 @@ public final class ReplicaEngine {
    * caching, where nothing is ever published).
    */
   private void release(Sequence s) {
+    freeBlocks(s);
+    if (s.published && s.request().hasAnswerSegment()) {
+      cache.insertUnpinned(s.request().answerKey(), config.blocksFor(s.request().outputTokens()));
+    }
+  }
+
+  /** Unpins a request's published segments and returns the blocks still reserved for it. */
+  private void freeBlocks(Sequence s) {
     long reserved = s.outputBlocksHeld;
     int[] blocks = s.segmentBlocks();
     for (int i = s.publishedSegments; i < blocks.length; i++) {
       reserved += blocks[i];
     }
     cache.release(s.request().keys(), s.publishedSegments, reserved);
-    if (s.published && s.request().hasAnswerSegment()) {
-      cache.insertUnpinned(s.request().answerKey(), config.blocksFor(s.request().outputTokens()));
-    }
   }
 
   private boolean cacheKeepsPrompts() {

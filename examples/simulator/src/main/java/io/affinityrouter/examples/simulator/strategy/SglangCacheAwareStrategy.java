@@ -4,6 +4,7 @@ import io.affinityrouter.Replica;
 import io.affinityrouter.examples.simulator.workload.SimRequest;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.function.IntToLongFunction;
 
 /**
  * SGLang Model Gateway's {@code cache_aware} policy (sgl-project/sglang, {@code sgl-model-gateway/
@@ -99,27 +100,22 @@ final class SglangCacheAwareStrategy implements RoutingStrategy {
   }
 
   private static int firstLeastLoaded(List<Replica> rs, FleetView fleet) {
-    int chosen = -1;
-    int least = Integer.MAX_VALUE;
-    for (Replica r : rs) {
-      int idx = fleet.indexOf(r);
-      int load = fleet.localInFlight(idx);
-      if (load < least) {
-        least = load;
-        chosen = idx;
-      }
-    }
-    return chosen;
+    return firstLowest(rs, fleet, fleet::localInFlight);
   }
 
   private int smallestTree(List<Replica> rs, FleetView fleet) {
+    return firstLowest(rs, fleet, tree::sizeTokens);
+  }
+
+  /** The first replica, in list order, with the lowest {@code value} of its index. */
+  private static int firstLowest(List<Replica> rs, FleetView fleet, IntToLongFunction value) {
     int chosen = -1;
-    long smallest = Long.MAX_VALUE;
+    long lowest = Long.MAX_VALUE;
     for (Replica r : rs) {
       int idx = fleet.indexOf(r);
-      long size = tree.sizeTokens(idx);
-      if (size < smallest) {
-        smallest = size;
+      long v = value.applyAsLong(idx);
+      if (v < lowest) {
+        lowest = v;
         chosen = idx;
       }
     }
