@@ -9,8 +9,9 @@ import org.jspecify.annotations.Nullable;
  * one feeds. One table, so the names live in one place.
  *
  * <p>Sources: vLLM {@code vllm/v1/metrics/loggers.py} (V1: {@code model_name} and {@code engine}
- * labels) and the V0 names it replaced; SGLang {@code python/sglang/srt/metrics/collector.py}.
- * Immutable and thread-safe.
+ * labels) and the V0 names it replaced; SGLang {@code python/sglang/srt/metrics/collector.py}
+ * ({@code model_name}, {@code engine_type}, {@code tp_rank}, {@code pp_rank}, {@code moe_ep_rank}
+ * and, with data parallelism, {@code dp_rank} labels). Immutable and thread-safe.
  */
 final class EngineFamilies {
   private EngineFamilies() {}
@@ -19,7 +20,28 @@ final class EngineFamilies {
   enum Field {
     RUNNING,
     WAITING,
+    /**
+     * vLLM's {@code num_requests_waiting_by_reason}; the mapper splits it by its {@code reason}
+     * label into {@link #WAITING_CAPACITY} and {@link #WAITING_DEFERRED}.
+     */
+    WAITING_BY_REASON,
+    /** Waiting for scheduling capacity ({@code reason="capacity"}). */
+    WAITING_CAPACITY,
+    /** Deferred by LoRA budget, KV transfer or a blocked status ({@code reason="deferred"}). */
+    WAITING_DEFERRED,
     KV_USAGE,
+    /**
+     * SGLang's {@code full_token_usage}: the full-attention pool's usage, which
+     * {@code max_total_num_tokens} measures; preferred to {@code token_usage}, which on hybrid
+     * models is the largest of the full, SWA and Mamba pools' usages.
+     */
+    KV_USAGE_FULL,
+    /** SGLang's {@code kv_used_tokens}: KV slots held by running requests. */
+    KV_USED_TOKENS,
+    /** SGLang's {@code kv_available_tokens}: free KV slots. */
+    KV_AVAILABLE_TOKENS,
+    /** SGLang's {@code kv_evictable_tokens}: slots the radix cache holds but would give back. */
+    KV_EVICTABLE_TOKENS,
     /** vLLM V0's {@code gpu_cache_usage_perc}; used when {@link #KV_USAGE} is absent. */
     KV_USAGE_V0,
     /** SGLang's {@code max_total_num_tokens}; vLLM's capacity comes from {@link #CACHE_CONFIG}. */
@@ -36,6 +58,23 @@ final class EngineFamilies {
     HIT_RATE,
     GENERATION_TOKENS,
     PROMPT_TOKENS,
+    /**
+     * vLLM's {@code prompt_tokens_by_source_total}; the mapper splits it by its {@code source}
+     * label into {@link #PROMPT_COMPUTED}, {@link #PROMPT_CACHE_HIT} and
+     * {@link #PROMPT_TRANSFERRED}.
+     */
+    PROMPT_TOKENS_BY_SOURCE,
+    /** Prompt tokens prefilled on the engine ({@code source="local_compute"}). */
+    PROMPT_COMPUTED,
+    /** Prompt tokens served from the engine's prefix cache ({@code source="local_cache_hit"}). */
+    PROMPT_CACHE_HIT,
+    /** Prompt tokens loaded by a KV connector ({@code source="external_kv_transfer"}). */
+    PROMPT_TRANSFERRED,
+    /**
+     * Requests evicted from the running batch for want of KV: vLLM's {@code num_preemptions_total},
+     * SGLang's {@code num_retracted_requests_total}.
+     */
+    PREEMPTIONS,
     /** vLLM's {@code engine_sleep_state{sleep_state=awake|weights_offloaded|discard_all}}. */
     SLEEP_STATE,
     /** vLLM's {@code cache_config_info}: engine-wide, labelled by {@code engine}, no model. */
@@ -65,6 +104,7 @@ final class EngineFamilies {
     Map<String, Family> t = new LinkedHashMap<>();
     vllm(t, "num_requests_running", Field.RUNNING, false);
     vllm(t, "num_requests_waiting", Field.WAITING, false);
+    vllm(t, "num_requests_waiting_by_reason", Field.WAITING_BY_REASON, false);
     vllm(t, "kv_cache_usage_perc", Field.KV_USAGE, false);
     vllm(t, "gpu_cache_usage_perc", Field.KV_USAGE_V0, true);
     vllm(t, "prefix_cache_queries_total", Field.PREFIX_QUERIES, false);
@@ -74,6 +114,8 @@ final class EngineFamilies {
     vllm(t, "gpu_prefix_cache_hit_rate", Field.HIT_RATE, true);
     vllm(t, "generation_tokens_total", Field.GENERATION_TOKENS, false);
     vllm(t, "prompt_tokens_total", Field.PROMPT_TOKENS, false);
+    vllm(t, "prompt_tokens_by_source_total", Field.PROMPT_TOKENS_BY_SOURCE, false);
+    vllm(t, "num_preemptions_total", Field.PREEMPTIONS, false);
     vllm(t, "engine_sleep_state", Field.SLEEP_STATE, false);
     vllm(t, "cache_config_info", Field.CACHE_CONFIG, false);
     vllm(t, "lora_requests_info", Field.LORA_INFO, false);
@@ -81,12 +123,17 @@ final class EngineFamilies {
       sglang(t, prefix, "num_running_reqs", Field.RUNNING);
       sglang(t, prefix, "num_queue_reqs", Field.WAITING);
       sglang(t, prefix, "token_usage", Field.KV_USAGE);
+      sglang(t, prefix, "full_token_usage", Field.KV_USAGE_FULL);
+      sglang(t, prefix, "kv_used_tokens", Field.KV_USED_TOKENS);
+      sglang(t, prefix, "kv_available_tokens", Field.KV_AVAILABLE_TOKENS);
+      sglang(t, prefix, "kv_evictable_tokens", Field.KV_EVICTABLE_TOKENS);
       sglang(t, prefix, "max_total_num_tokens", Field.KV_CAPACITY);
       sglang(t, prefix, "page_size", Field.BLOCK_SIZE);
       sglang(t, prefix, "gen_throughput", Field.OUTPUT_RATE);
       sglang(t, prefix, "cache_hit_rate", Field.HIT_RATE);
       sglang(t, prefix, "generation_tokens_total", Field.GENERATION_TOKENS);
       sglang(t, prefix, "prompt_tokens_total", Field.PROMPT_TOKENS);
+      sglang(t, prefix, "num_retracted_requests_total", Field.PREEMPTIONS);
     }
     return Map.copyOf(t);
   }

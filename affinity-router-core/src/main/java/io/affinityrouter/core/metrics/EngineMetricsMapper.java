@@ -8,7 +8,9 @@ import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.OptionalDouble;
 import java.util.OptionalInt;
@@ -21,11 +23,20 @@ import java.util.TreeMap;
  * {@code cache_config_info} to the models of each engine, and counts the values it had to skip or
  * alter (anomalies) so that {@link ReplicaLoad}'s builder never sees a value it refuses.
  *
+ * <p>SGLang's schedulers label their series with {@code tp_rank}, {@code pp_rank} and
+ * {@code moe_ep_rank} ({@code python/sglang/srt/metrics/collector.py}); with
+ * {@code --enable-metrics-for-all-schedulers} every rank of one data-parallel replica reports the
+ * same batch and pool. So of the series that differ only in those labels, the lowest rank's is
+ * read and the others are dropped: each {@code dp_rank} counts once, and the ranks are summed.
+ *
  * <p>Not thread-safe: one instance maps one exposition, then is dropped.
  */
 final class EngineMetricsMapper {
   private static final String MODEL_LABEL = "model_name";
   private static final String ENGINE_LABEL = "engine";
+  /** SGLang labels that tell apart ranks reporting one data-parallel replica's figures. */
+  private static final List<String> SGLANG_RANK_LABELS = List.of("pp_rank", "tp_rank",
+      "moe_ep_rank");
   /** vLLM V0 reports a hit rate of -1 before the first lookup. */
   private static final double NO_LOOKUPS_YET = -1.0;
 
@@ -42,10 +53,49 @@ final class EngineMetricsMapper {
 
   static EngineMetrics map(ParsedExposition parsed) {
     EngineMetricsMapper mapper = new EngineMetricsMapper();
+    Map<SeriesKey, MetricSample> lowestRank = new LinkedHashMap<>();
     for (MetricSample sample : parsed.samples()) {
-      mapper.add(sample);
+      Family family = EngineFamilies.of(sample.name());
+      if (family != null && family.kind() == EngineKind.SGLANG) {
+        mapper.keepLowestRank(lowestRank, sample);
+      } else {
+        mapper.add(sample);
+      }
     }
+    lowestRank.values().forEach(mapper::add);
     return mapper.result(parsed.skippedLines());
+  }
+
+  /** Keeps, of the SGLang series that differ only in their rank labels, the lowest rank's. */
+  private void keepLowestRank(Map<SeriesKey, MetricSample> lowestRank, MetricSample sample) {
+    Map<String, String> replica = new HashMap<>(sample.labels());
+    replica.keySet().removeAll(SGLANG_RANK_LABELS);
+    SeriesKey key = new SeriesKey(sample.name(), replica);
+    MetricSample kept = lowestRank.get(key);
+    if (kept == null) {
+      lowestRank.put(key, sample);
+      return;
+    }
+    int order = compareRanks(sample, kept);
+    if (order == 0) {
+      anomalies++; // the same series twice: counting it again would double the load
+    } else if (order < 0) {
+      lowestRank.put(key, sample);
+    }
+  }
+
+  /** Compares two samples' rank labels, pipeline rank first, numerically where they are numbers. */
+  private static int compareRanks(MetricSample a, MetricSample b) {
+    for (String label : SGLANG_RANK_LABELS) {
+      String x = a.labels().getOrDefault(label, "");
+      String y = b.labels().getOrDefault(label, "");
+      int order = x.length() != y.length() ? Integer.compare(x.length(), y.length())
+          : x.compareTo(y); // shorter first, so "2" sorts before "10"
+      if (order != 0) {
+        return order;
+      }
+    }
+    return 0;
   }
 
   private void add(MetricSample sample) {
@@ -78,15 +128,26 @@ final class EngineMetricsMapper {
       case SLEEP_STATE:
         addSleepState(model, sample.labels().getOrDefault("sleep_state", ""), value);
         break;
+      case WAITING_BY_REASON:
+        addSplit(model, sample.labels().get("reason"), value, "capacity", Field.WAITING_CAPACITY,
+            "deferred", Field.WAITING_DEFERRED);
+        break;
+      case PROMPT_TOKENS_BY_SOURCE:
+        addPromptSource(model, sample.labels().get("source"), value);
+        break;
       case RUNNING:
       case WAITING:
       case KV_CAPACITY:
+      case KV_USED_TOKENS:
+      case KV_AVAILABLE_TOKENS:
+      case KV_EVICTABLE_TOKENS:
         model.add(family.field(), count(value, 0));
         break;
       case BLOCK_SIZE:
         model.add(family.field(), count(value, 1));
         break;
       case KV_USAGE:
+      case KV_USAGE_FULL:
       case KV_USAGE_V0:
         model.add(family.field(), fraction(value));
         break;
@@ -95,6 +156,27 @@ final class EngineMetricsMapper {
         break;
       default: // rates and counters
         model.add(family.field(), nonNegative(value));
+    }
+  }
+
+  /** A request count split by a label; values other than the two known ones are not read. */
+  private void addSplit(ModelAccumulator model, String label, double value, String first,
+      Field firstField, String second, Field secondField) {
+    if (first.equals(label)) {
+      model.add(firstField, count(value, 0));
+    } else if (second.equals(label)) {
+      model.add(secondField, count(value, 0));
+    }
+  }
+
+  /** vLLM's {@code PromptTokenStats.ALL_SOURCES} ({@code vllm/v1/metrics/stats.py}). */
+  private void addPromptSource(ModelAccumulator model, String source, double value) {
+    if ("local_compute".equals(source)) {
+      model.add(Field.PROMPT_COMPUTED, nonNegative(value));
+    } else if ("local_cache_hit".equals(source)) {
+      model.add(Field.PROMPT_CACHE_HIT, nonNegative(value));
+    } else if ("external_kv_transfer".equals(source)) {
+      model.add(Field.PROMPT_TRANSFERRED, nonNegative(value));
     }
   }
 
@@ -250,7 +332,6 @@ final class EngineMetricsMapper {
       ReplicaLoad.Builder load = ReplicaLoad.builder()
           .runningRequests(toInt(sum(Field.RUNNING)))
           .waitingRequests(toInt(sum(Field.WAITING)));
-      preferred(mean(Field.KV_USAGE), mean(Field.KV_USAGE_V0)).ifPresent(load::kvUsage);
       OptionalDouble rate = sum(Field.OUTPUT_RATE);
       if (rate.isPresent() && Double.isFinite(rate.getAsDouble())) {
         load.outputTokensPerSecond(rate.getAsDouble());
@@ -265,29 +346,89 @@ final class EngineMetricsMapper {
         }
       }
       OptionalDouble reportedCapacity = sum(Field.KV_CAPACITY);
+      OptionalDouble used = finite(sum(Field.KV_USED_TOKENS));
+      OptionalDouble available = finite(sum(Field.KV_AVAILABLE_TOKENS));
+      OptionalDouble evictable = finite(sum(Field.KV_EVICTABLE_TOKENS));
       if (reportedCapacity.isPresent()) {
         capacity = (long) Math.min(reportedCapacity.getAsDouble(), Long.MAX_VALUE);
+      } else if (used.isPresent() && available.isPresent()) {
+        // SGLang's pool: active + free + radix-cached slots (collector.py kv_*_tokens).
+        capacity = (long) Math.min(used.getAsDouble() + available.getAsDouble()
+            + evictable.orElse(0), Long.MAX_VALUE);
       }
       load.kvCapacityTokens(capacity);
+      kvUsage(used, capacity).ifPresent(load::kvUsage);
       double[] pageSize = stats.get(Field.BLOCK_SIZE);
       if (pageSize != null) {
         blockSize = (int) Math.min(pageSize[2], Integer.MAX_VALUE);
       }
-      OptionalDouble queries = finite(preferred(sum(Field.PREFIX_QUERIES),
-          sum(Field.PREFIX_QUERIES_V0)));
-      OptionalDouble hits = finite(preferred(sum(Field.PREFIX_HITS), sum(Field.PREFIX_HITS_V0)));
-      OptionalDouble generated = finite(sum(Field.GENERATION_TOKENS));
-      if (queries.isPresent() && hits.isPresent() && generated.isPresent()) {
-        // Prompt tokens the prefix cache did not serve were computed and written, as was every
-        // generated token: the cache's turnover (vLLM; SGLang has no such counter pair).
-        double written = Math.max(0, queries.getAsDouble() - hits.getAsDouble())
-            + generated.getAsDouble();
-        load.kvWrittenTokens((long) Math.min(written, Long.MAX_VALUE));
+      Map<Field, Double> figures = new EnumMap<>(Field.class);
+      OptionalDouble queries = put(figures, Field.PREFIX_QUERIES,
+          finite(preferred(sum(Field.PREFIX_QUERIES), sum(Field.PREFIX_QUERIES_V0))));
+      OptionalDouble hits = put(figures, Field.PREFIX_HITS,
+          finite(preferred(sum(Field.PREFIX_HITS), sum(Field.PREFIX_HITS_V0))));
+      put(figures, Field.HIT_RATE, mean(Field.HIT_RATE));
+      OptionalDouble generated = put(figures, Field.GENERATION_TOKENS,
+          finite(sum(Field.GENERATION_TOKENS)));
+      for (Field f : COUNTERS) {
+        put(figures, f, finite(sum(f)));
       }
+      for (Field f : GAUGES) {
+        put(figures, f, sum(f));
+      }
+      put(figures, Field.KV_USED_TOKENS, used);
+      put(figures, Field.KV_AVAILABLE_TOKENS, available);
+      put(figures, Field.KV_EVICTABLE_TOKENS, evictable);
+      kvWritten(figures, queries, hits, generated).ifPresent(
+          written -> load.kvWrittenTokens((long) Math.min(written, Long.MAX_VALUE)));
       return new ModelMetrics(name, load.build(), rate.isPresent(),
           sleeping ? ModelState.SLEEPING : ModelState.ACTIVE,
           blockSize == Integer.MAX_VALUE ? OptionalInt.empty() : OptionalInt.of(blockSize),
-          queries, hits, mean(Field.HIT_RATE), generated, finite(sum(Field.PROMPT_TOKENS)));
+          figures);
+    }
+
+    /**
+     * The fraction of KV in use: SGLang's active slots over its pool when it reports them, as
+     * vLLM's {@code kv_cache_usage_perc} counts cached, unreferenced blocks as free; else its
+     * full-attention pool's usage, the pool {@code max_total_num_tokens} measures (its
+     * {@code token_usage} is the largest of the full, SWA and Mamba pools' on hybrid models); else
+     * {@code token_usage} or vLLM's usage gauge.
+     */
+    private OptionalDouble kvUsage(OptionalDouble used, long capacity) {
+      if (used.isPresent() && capacity > 0) {
+        return OptionalDouble.of(fraction(used.getAsDouble() / capacity));
+      }
+      return preferred(mean(Field.KV_USAGE_FULL),
+          preferred(mean(Field.KV_USAGE), mean(Field.KV_USAGE_V0)));
+    }
+
+    /**
+     * Tokens written to the KV cache: the prompt tokens prefilled or loaded by a connector, and
+     * every generated token. vLLM's {@code prompt_tokens_by_source_total} counts each scheduled
+     * prefill once; without it, prefix-cache queries − hits stands in, which on vLLM before PR
+     * #48860 adds a request's misses again at each scheduling retry, so it runs high exactly when
+     * KV is short (SGLang has neither).
+     */
+    private OptionalDouble kvWritten(Map<Field, Double> figures, OptionalDouble queries,
+        OptionalDouble hits, OptionalDouble generated) {
+      if (generated.isEmpty()) {
+        return OptionalDouble.empty();
+      }
+      Double computed = figures.get(Field.PROMPT_COMPUTED);
+      if (computed != null) {
+        return OptionalDouble.of(computed + figures.getOrDefault(Field.PROMPT_TRANSFERRED, 0.0)
+            + generated.getAsDouble());
+      }
+      if (queries.isPresent() && hits.isPresent()) {
+        return OptionalDouble.of(Math.max(0, queries.getAsDouble() - hits.getAsDouble())
+            + generated.getAsDouble());
+      }
+      return OptionalDouble.empty();
+    }
+
+    private OptionalDouble put(Map<Field, Double> figures, Field field, OptionalDouble value) {
+      value.ifPresent(v -> figures.put(field, v));
+      return value;
     }
 
     /** A sum as an int, saturated at {@link Integer#MAX_VALUE} (an anomaly). */
@@ -309,6 +450,12 @@ final class EngineMetricsMapper {
       return sum;
     }
   }
+
+  /** Counters read as they are, summed over ranks. */
+  private static final Field[] COUNTERS = {Field.PROMPT_TOKENS, Field.PROMPT_COMPUTED,
+      Field.PROMPT_CACHE_HIT, Field.PROMPT_TRANSFERRED, Field.PREEMPTIONS};
+  /** Request-count gauges beyond {@link ReplicaLoad}'s, summed over ranks. */
+  private static final Field[] GAUGES = {Field.WAITING_CAPACITY, Field.WAITING_DEFERRED};
 
   private static long saturatedAdd(long a, long b) {
     long r = a + b;
