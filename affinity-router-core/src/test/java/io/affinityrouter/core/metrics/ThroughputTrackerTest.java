@@ -45,6 +45,8 @@ class ThroughputTrackerTest {
     assertThat(rate(third)).isEqualTo(200.0);
     assertThat(third.replicaLoad().outputTokensPerSecond()).isEqualTo(200.0);
     assertThat(third.models().get(MODEL).load().kvCapacityTokens()).isEqualTo(16L * 81767);
+    assertThat(third.models().get(MODEL).preemptions()).as("the other figures stay")
+        .isEqualTo(vllmScrape(1555).models().get(MODEL).preemptions()).hasValue(0.0);
   }
 
   @Test
