@@ -85,9 +85,12 @@ public final class ReplicaLoad {
 
   /**
    * Tokens the engine has written to its KV cache since it started, or {@code -1} when not
-   * reported: the prompt tokens it prefilled (those its prefix cache did not serve) plus the tokens
-   * it generated. A counter: vLLM's {@code prefix_cache_queries_total - prefix_cache_hits_total +
-   * generation_tokens_total}. Its rate is how fast the engine's cache turns over, so the router can
+   * reported: the prompt tokens it prefilled or loaded from outside (those its prefix cache did not
+   * serve) plus the tokens it generated. A counter: vLLM's
+   * {@code prompt_tokens_by_source_total{source="local_compute"|"external_kv_transfer"} +
+   * generation_tokens_total}, or on older vLLM {@code prefix_cache_queries_total -
+   * prefix_cache_hits_total + generation_tokens_total} (which counts a request again at each
+   * scheduling retry, so it runs high under KV pressure). Its rate is how fast the engine's cache turns over, so the router can
    * tell how long a prefix it sent there stays cached, counting every gateway's traffic, not only
    * its own. A counter lower than the one seen before means the engine restarted.
    */

@@ -15,17 +15,24 @@ import java.util.Set;
  * {@code model_name} and a whole-replica {@link ReplicaLoad}.
  *
  * <p>Families read (vLLM V1 names first, then the older names used when the newer is absent; SGLang
- * under both its {@code sglang:} and {@code sglang_} prefixes):
+ * under both its {@code sglang:} and {@code sglang_} prefixes). Sources: vLLM
+ * {@code vllm/v1/metrics/loggers.py}, SGLang {@code python/sglang/srt/metrics/collector.py}.
  *
  * <table>
  *   <caption>Where each figure comes from</caption>
  *   <tr><th>figure</th><th>vLLM</th><th>SGLang</th></tr>
  *   <tr><td>running</td><td>{@code num_requests_running}</td><td>{@code num_running_reqs}</td></tr>
  *   <tr><td>waiting</td><td>{@code num_requests_waiting}</td><td>{@code num_queue_reqs}</td></tr>
+ *   <tr><td>waiting for capacity, deferred ({@link ModelMetrics#waitingForCapacity()})</td>
+ *       <td>{@code num_requests_waiting_by_reason{reason}}</td><td>—</td></tr>
  *   <tr><td>KV usage</td><td>{@code kv_cache_usage_perc}, {@code gpu_cache_usage_perc}</td>
- *       <td>{@code token_usage}</td></tr>
+ *       <td>{@code kv_used_tokens} over the capacity, else {@code full_token_usage}, else
+ *       {@code token_usage}</td></tr>
  *   <tr><td>KV capacity</td><td>{@code cache_config_info}: {@code kv_cache_size_tokens}, else
- *       {@code block_size × num_gpu_blocks}</td><td>{@code max_total_num_tokens}</td></tr>
+ *       {@code block_size × num_gpu_blocks}</td><td>{@code max_total_num_tokens}, else
+ *       {@code kv_used_tokens + kv_available_tokens + kv_evictable_tokens}</td></tr>
+ *   <tr><td>KV slots used, free, evictable</td><td>—</td><td>{@code kv_used_tokens},
+ *       {@code kv_available_tokens}, {@code kv_evictable_tokens}</td></tr>
  *   <tr><td>block size</td><td>{@code cache_config_info{block_size}}</td>
  *       <td>{@code page_size}</td></tr>
  *   <tr><td>output tokens/s</td><td>({@link ThroughputTracker})</td>
@@ -36,15 +43,33 @@ import java.util.Set;
  *       <td>{@code cache_hit_rate}</td></tr>
  *   <tr><td>token counters</td><td colspan="2">{@code generation_tokens_total},
  *       {@code prompt_tokens_total}</td></tr>
- *   <tr><td>KV written ({@link ReplicaLoad#kvWrittenTokens()})</td><td>prefix-cache queries −
- *       hits + {@code generation_tokens_total}</td><td>—</td></tr>
+ *   <tr><td>prompt tokens computed, cache hits, transferred</td>
+ *       <td>{@code prompt_tokens_by_source_total{source}}</td><td>—</td></tr>
+ *   <tr><td>preemptions</td><td>{@code num_preemptions_total}</td>
+ *       <td>{@code num_retracted_requests_total}</td></tr>
+ *   <tr><td>KV written ({@link ReplicaLoad#kvWrittenTokens()})</td><td>{@code local_compute +
+ *       external_kv_transfer} prompt tokens + {@code generation_tokens_total}; else prefix-cache
+ *       queries − hits + {@code generation_tokens_total}</td><td>—</td></tr>
  *   <tr><td>state</td><td>{@code engine_sleep_state}</td><td>—</td></tr>
  *   <tr><td>LoRA adapters</td><td>{@code lora_requests_info}</td><td>—</td></tr>
  * </table>
  *
+ * <p>KV written: vLLM's prefix-cache counters before PR #48860 count a request again at every
+ * scheduling retry (no free blocks, no token budget, a KV connector deferring it), so the fallback
+ * runs high, by the retried requests' misses, exactly when KV is short; {@code
+ * prompt_tokens_by_source_total} counts each scheduled prefill once and is preferred. SGLang's KV
+ * usage counts the radix cache's evictable slots as free, as vLLM's usage counts cached,
+ * unreferenced blocks; its {@code token_usage} is the largest of the full-attention, SWA and Mamba
+ * pools' usages on hybrid models, so it is read only when neither the slot counts nor
+ * {@code full_token_usage} (the pool {@code max_total_num_tokens} measures) are there.
+ *
  * <p>Aggregation: a model's samples of one family are summed over their label sets (vLLM V1's
- * data-parallel {@code engine} label), except KV usage and hit rate, which are averaged as vLLM's
- * own aggregated logger does, and the block size, the smallest. {@code cache_config_info} carries
+ * data-parallel {@code engine} label, SGLang's {@code dp_rank}), except KV usage and hit rate,
+ * which are averaged as vLLM's own aggregated logger does (SGLang's slot counts are summed, then
+ * divided), and the block size, the smallest. SGLang series that differ only in {@code tp_rank},
+ * {@code pp_rank} or {@code moe_ep_rank} are one data-parallel replica's figures, repeated by each
+ * rank under {@code --enable-metrics-for-all-schedulers}: the lowest rank's is read, the others
+ * dropped. {@code cache_config_info} carries
  * no model label: each model gets the configuration of its engines (matched by {@code engine};
  * one without the label applies to every engine). A model is {@link ModelState#SLEEPING} when any
  * of its engines reports {@code engine_sleep_state{sleep_state="awake"} 0} or a positive

@@ -7,7 +7,11 @@
  *       lenient, into {@link io.affinityrouter.core.metrics.MetricSample}s;
  *   <li>{@link io.affinityrouter.core.metrics.EngineMetrics}: vLLM (V0 and V1 names) and SGLang
  *       ({@code sglang:} and {@code sglang_} prefixes) families mapped to one
- *       {@link io.affinityrouter.core.metrics.ModelMetrics} per {@code model_name};
+ *       {@link io.affinityrouter.core.metrics.ModelMetrics} per {@code model_name}: load gauges,
+ *       KV capacity and usage (SGLang's slot counts and full-attention usage when present), the
+ *       KV written (vLLM's prompt tokens by source, else its prefix-cache counters), waiting
+ *       reasons, preemptions, token counters, sleep state, LoRA adapters; SGLang's per-rank
+ *       series counted once per data-parallel rank (the table is in {@code EngineMetrics});
  *   <li>{@link io.affinityrouter.core.metrics.ThroughputTracker}: output tokens per second from
  *       successive scrapes of the generation-token counter.
  * </ul>
