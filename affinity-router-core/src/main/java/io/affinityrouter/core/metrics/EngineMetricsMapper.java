@@ -8,9 +8,7 @@ import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
-import java.util.List;
 import java.util.Map;
 import java.util.OptionalDouble;
 import java.util.OptionalInt;
@@ -23,20 +21,14 @@ import java.util.TreeMap;
  * {@code cache_config_info} to the models of each engine, and counts the values it had to skip or
  * alter (anomalies) so that {@link ReplicaLoad}'s builder never sees a value it refuses.
  *
- * <p>SGLang's schedulers label their series with {@code tp_rank}, {@code pp_rank} and
- * {@code moe_ep_rank} ({@code python/sglang/srt/metrics/collector.py}); with
- * {@code --enable-metrics-for-all-schedulers} every rank of one data-parallel replica reports the
- * same batch and pool. So of the series that differ only in those labels, the lowest rank's is
- * read and the others are dropped: each {@code dp_rank} counts once, and the ranks are summed.
+ * <p>SGLang samples go through {@link SglangRanks} first, so that each data-parallel rank counts
+ * once however many of its tensor- or pipeline-parallel ranks report it.
  *
  * <p>Not thread-safe: one instance maps one exposition, then is dropped.
  */
 final class EngineMetricsMapper {
   private static final String MODEL_LABEL = "model_name";
   private static final String ENGINE_LABEL = "engine";
-  /** SGLang labels that tell apart ranks reporting one data-parallel replica's figures. */
-  private static final List<String> SGLANG_RANK_LABELS = List.of("pp_rank", "tp_rank",
-      "moe_ep_rank");
   /** vLLM V0 reports a hit rate of -1 before the first lookup. */
   private static final double NO_LOOKUPS_YET = -1.0;
 
@@ -53,49 +45,18 @@ final class EngineMetricsMapper {
 
   static EngineMetrics map(ParsedExposition parsed) {
     EngineMetricsMapper mapper = new EngineMetricsMapper();
-    Map<SeriesKey, MetricSample> lowestRank = new LinkedHashMap<>();
+    SglangRanks sglang = new SglangRanks();
     for (MetricSample sample : parsed.samples()) {
       Family family = EngineFamilies.of(sample.name());
       if (family != null && family.kind() == EngineKind.SGLANG) {
-        mapper.keepLowestRank(lowestRank, sample);
+        sglang.offer(sample);
       } else {
         mapper.add(sample);
       }
     }
-    lowestRank.values().forEach(mapper::add);
+    sglang.samples().forEach(mapper::add);
+    mapper.anomalies += sglang.repeats(); // a series twice: counting it again would double the load
     return mapper.result(parsed.skippedLines());
-  }
-
-  /** Keeps, of the SGLang series that differ only in their rank labels, the lowest rank's. */
-  private void keepLowestRank(Map<SeriesKey, MetricSample> lowestRank, MetricSample sample) {
-    Map<String, String> replica = new HashMap<>(sample.labels());
-    replica.keySet().removeAll(SGLANG_RANK_LABELS);
-    SeriesKey key = new SeriesKey(sample.name(), replica);
-    MetricSample kept = lowestRank.get(key);
-    if (kept == null) {
-      lowestRank.put(key, sample);
-      return;
-    }
-    int order = compareRanks(sample, kept);
-    if (order == 0) {
-      anomalies++; // the same series twice: counting it again would double the load
-    } else if (order < 0) {
-      lowestRank.put(key, sample);
-    }
-  }
-
-  /** Compares two samples' rank labels, pipeline rank first, numerically where they are numbers. */
-  private static int compareRanks(MetricSample a, MetricSample b) {
-    for (String label : SGLANG_RANK_LABELS) {
-      String x = a.labels().getOrDefault(label, "");
-      String y = b.labels().getOrDefault(label, "");
-      int order = x.length() != y.length() ? Integer.compare(x.length(), y.length())
-          : x.compareTo(y); // shorter first, so "2" sorts before "10"
-      if (order != 0) {
-        return order;
-      }
-    }
-    return 0;
   }
 
   private void add(MetricSample sample) {
