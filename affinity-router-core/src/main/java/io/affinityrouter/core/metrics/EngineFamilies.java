@@ -33,7 +33,7 @@ final class EngineFamilies {
     /**
      * SGLang's {@code full_token_usage}: the full-attention pool's usage, which
      * {@code max_total_num_tokens} measures; preferred to {@code token_usage}, which on hybrid
-     * models is the largest of the full, SWA and Mamba pools' usages.
+     * models is the largest of the pools' usages ({@code scheduler_metrics_mixin.py}).
      */
     KV_USAGE_FULL,
     /** SGLang's {@code kv_used_tokens}: KV slots held by running requests. */

@@ -255,9 +255,10 @@ class EngineMetricsCurrentFamiliesTest {
   }
 
   /**
-   * A hybrid sliding-window model on SGLang (collector.py families): the SWA pool is nearly full,
-   * the full-attention pool that {@code max_total_num_tokens} measures is not. {@code token_usage}
-   * is the larger of the two.
+   * A hybrid sliding-window model on SGLang (families and HELP texts of collector.py): the SWA
+   * pool is nearly full, the full-attention pool that {@code max_total_num_tokens} measures is not.
+   * {@code token_usage} is the larger of the two ({@code max(full_token_usage, swa_token_usage)} in
+   * {@code python/sglang/srt/managers/scheduler_metrics_mixin.py}).
    */
   private static final String SGLANG_HYBRID_SWA = """
       # HELP sglang:max_total_num_tokens Maximum total number of tokens in the KV cache pool.
@@ -316,5 +317,39 @@ class EngineMetricsCurrentFamiliesTest {
     assertThat(model.load().kvUsage()).hasValue(0.0);
     assertThat(model.kvUsedTokens()).as("not in this capture").isEmpty();
     assertThat(model.preemptions()).isEmpty();
+  }
+
+  @Test
+  void badValuesOfTheNewFamiliesAreSkippedOrClampedAndCounted() {
+    String sglang = "sglang:max_total_num_tokens{model_name=\"s\",tp_rank=\"0\"} 1000\n"
+        + "sglang:kv_used_tokens{model_name=\"s\",tp_rank=\"0\"} 1500\n" // more than the pool
+        + "sglang:kv_available_tokens{model_name=\"s\",tp_rank=\"0\"} -3\n"
+        + "sglang:kv_evictable_tokens{model_name=\"s\",tp_rank=\"0\"} NaN\n"
+        + "sglang:num_queue_reqs{model_name=\"s\",tp_rank=\"0\"} 2\n"
+        + "sglang:num_queue_reqs{model_name=\"s\",tp_rank=\"0\"} 2\n"; // the same series again
+    String vllm = "vllm:num_requests_waiting_by_reason{model_name=\"v\",reason=\"capacity\"} NaN\n"
+        + "vllm:num_requests_waiting_by_reason{model_name=\"v\",reason=\"deferred\"} 1.5\n"
+        + "vllm:num_requests_waiting_by_reason{model_name=\"v\",reason=\"someday\"} 4\n"
+        + "vllm:prompt_tokens_by_source_total{model_name=\"v\",source=\"local_compute\"} -5\n"
+        + "vllm:prefix_cache_queries_total{model_name=\"v\"} 100\n"
+        + "vllm:prefix_cache_hits_total{model_name=\"v\"} 40\n"
+        + "vllm:generation_tokens_total{model_name=\"v\"} 10\n"
+        + "vllm:num_preemptions_total{model_name=\"v\"} -Inf\n";
+
+    EngineMetrics m = EngineMetrics.parseStrict(sglang + vllm);
+
+    ModelMetrics s = m.model("s").orElseThrow();
+    assertThat(s.load().kvUsage()).as("clamped").hasValue(1.0);
+    assertThat(s.load().waitingRequests()).as("counted once").isEqualTo(2);
+    assertThat(s.kvAvailableTokens()).isEmpty();
+    assertThat(s.kvEvictableTokens()).isEmpty();
+    ModelMetrics v = m.model("v").orElseThrow();
+    assertThat(v.waitingForCapacity()).isEmpty();
+    assertThat(v.waitingDeferred()).as("rounded").hasValue(2);
+    assertThat(v.promptTokensComputed()).isEmpty();
+    assertThat(v.load().kvWrittenTokens()).as("the fallback").isEqualTo(100 - 40 + 10);
+    assertThat(v.preemptions()).isEmpty();
+    // 1500 over 1000, -3, NaN, the repeat, NaN, 1.5 rounded, -5, -Inf; an unknown reason is none
+    assertThat(m.anomalies()).isEqualTo(8);
   }
 }
