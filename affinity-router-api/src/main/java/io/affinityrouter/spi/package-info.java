@@ -9,7 +9,10 @@
  *   <li>{@link io.affinityrouter.spi.ReplicaFilter}: rules a replica out for a request;
  *   <li>{@link io.affinityrouter.spi.RoutingListener}: observes decisions, repins, wakes, failures;
  *   <li>{@link io.affinityrouter.spi.LoadExchange}: lets several gateways' routers see each other's
- *       queued work (in memory for one JVM, Redis for many).
+ *       queued work (in memory for one JVM, Redis for many);
+ *   <li>{@link io.affinityrouter.spi.ReplicaDiscovery}: where a fleet view's replicas
+ *       ({@link io.affinityrouter.spi.ReplicaEndpoint}s) come from: a fixed list, Kubernetes, a
+ *       service registry.
  * </ul>
  *
  * <p>Scorers, filters and listeners are registered on the router's builder or discovered with

@@ -1,0 +1,797 @@
+package io.affinityrouter.core.engine;
+
+import io.affinityrouter.Replica;
+import io.affinityrouter.core.engine.TrackedReplica.Failure;
+import io.affinityrouter.core.engine.TrackedReplica.Scrape;
+import io.affinityrouter.core.metrics.EngineKind;
+import io.affinityrouter.core.metrics.EngineMetrics;
+import io.affinityrouter.spi.ReplicaDiscovery;
+import io.affinityrouter.spi.ReplicaEndpoint;
+import io.affinityrouter.spi.RoutingListener;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.DoubleSupplier;
+import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A live view of a fleet of vLLM and SGLang engines, as the {@code List<Replica>} a gateway passes
+ * to every {@code select}:
+ *
+ * <pre>{@code
+ * try (FleetView fleet = FleetView.builder()
+ *     .endpoint(ReplicaEndpoint.of("vllm-0", "http://10.0.0.7:8000"))
+ *     .endpoint(ReplicaEndpoint.of("vllm-1", "http://10.0.0.8:8000"))
+ *     .build()) {
+ *   Router router = AffinityRouter.builder().addListener(fleet.wakeListener()).build();
+ *   fleet.start();
+ *   fleet.firstSnapshot().toCompletableFuture().get(5, TimeUnit.SECONDS);
+ *   RoutingDecision decision = router.select(request, fleet.replicas());
+ * }
+ * }</pre>
+ *
+ * <p><b>Replicas</b> come from {@link Builder#endpoint configuration} or a
+ * {@link ReplicaDiscovery} (polled every {@link Builder#discoveryInterval}, and applied at once
+ * when it pushes a change). <b>Scraping</b>: every {@link Builder#scrapeInterval}, each replica's
+ * {@code /metrics} is fetched asynchronously (at most one scrape in flight per replica, each cut
+ * off after {@link Builder#scrapeTimeout}) and read with {@link EngineMetrics#parse} and a
+ * per-replica {@link io.affinityrouter.core.metrics.ThroughputTracker} into the replica's load and
+ * model states. <b>Snapshots</b>: {@link #replicas()} is a volatile read of an immutable list, the
+ * same object until a replica changes; it never blocks and never does I/O.
+ *
+ * <p><b>Health.</b> A replica never scraped is {@code UNHEALTHY} (nothing is known of it yet; see
+ * {@link #firstSnapshot()} for readiness). It turns unhealthy at once when a scrape's connection is
+ * refused or the gateway reports a failed request ({@link #reportFailure}), and after
+ * {@link Builder#failuresToUnhealthy} scrapes in a row that time out, answer non-200 or carry no
+ * engine metrics. An unhealthy replica is re-probed after a backoff ({@link Builder#initialBackoff},
+ * doubling with each failure in a row up to {@link Builder#maxBackoff}, spread by
+ * {@link Builder#backoffJitter}) and turns healthy on the first successful scrape after it, ready
+ * since then (the router ramps its traffic up again).
+ *
+ * <p><b>Sleep mode</b> (vLLM only; served when vLLM runs with {@code VLLM_SERVER_DEV_MODE=1} and
+ * {@code --enable-sleep-mode}): {@link #wakeUp}, {@link #sleep}, {@link #isSleeping}, and
+ * {@link #wakeListener()}, which turns the router's wake request into a {@code POST /wake_up}.
+ * SGLang has no such endpoints: the actions answer {@link EngineActionResult.Status#UNSUPPORTED}.
+ * A model's sleep state comes from {@code vllm:engine_sleep_state} in the scrape, or from
+ * {@code GET /is_sleeping} alongside each scrape when {@link Builder#probeSleepState} is on.
+ *
+ * <p>Thread-safe. Work runs on the fleet view's scheduler thread and the HTTP client's executor,
+ * never on a caller's thread. {@link #close()} stops the scheduler and cancels every scrape and
+ * action in flight; idempotent.
+ */
+public final class FleetView implements AutoCloseable {
+  private static final java.util.concurrent.atomic.AtomicInteger INSTANCES =
+      new java.util.concurrent.atomic.AtomicInteger();
+
+  private final FleetSettings settings;
+  private final ReplicaDiscovery discovery;
+  private final HttpClient client;
+  private final @Nullable ExecutorService ownedExecutor;
+  private final ScheduledThreadPoolExecutor scheduler;
+  private final Backoff backoff;
+  private final String threadPrefix;
+  private final Object lock = new Object();
+  private Map<String, TrackedReplica> tracked = new LinkedHashMap<>(); // guarded by lock
+  private volatile List<Replica> snapshot = List.of();
+  private final CompletableFuture<List<Replica>> first = new CompletableFuture<>();
+  private final Map<String, CompletableFuture<EngineActionResult>> wakes = new ConcurrentHashMap<>();
+  private final Set<CompletableFuture<EngineActionResult>> actions = ConcurrentHashMap.newKeySet();
+  private final LongAdder wakeRequestsSent = new LongAdder();
+  private final RoutingListener wakeListener = new RoutingListener() {
+    @Override
+    public void onWakeRequested(Replica replica, String model) {
+      wakeUp(replica.id(), List.of());
+    }
+  };
+  private final AtomicBoolean started = new AtomicBoolean();
+  private final AtomicBoolean closed = new AtomicBoolean();
+  private volatile AutoCloseable watch = () -> {};
+
+  private FleetView(FleetSettings settings) {
+    this.settings = settings;
+    this.discovery = settings.discovery();
+    this.backoff = new Backoff(settings.initialBackoff().toNanos(), settings.maxBackoff().toNanos(),
+        settings.backoffJitter(), settings.random());
+    this.threadPrefix = "affinity-fleet-" + INSTANCES.incrementAndGet();
+    this.scheduler = new ScheduledThreadPoolExecutor(1, daemon(threadPrefix + "-scheduler"));
+    scheduler.setRemoveOnCancelPolicy(true);
+    scheduler.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+    if (settings.httpClient() != null) {
+      this.client = settings.httpClient();
+      this.ownedExecutor = null;
+    } else {
+      this.ownedExecutor = java.util.concurrent.Executors.newCachedThreadPool(
+          daemon(threadPrefix + "-http"));
+      this.client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+          .connectTimeout(settings.scrapeTimeout()).executor(ownedExecutor).build();
+    }
+    applyEndpoints(settings.initialEndpoints());
+  }
+
+  /** Returns a builder with the defaults listed on its setters. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * Starts the periodic discovery polls and scrapes (the first at once) and subscribes to the
+   * discovery's pushes. Idempotent. Without it nothing is scraped except by {@link #scrapeNow()}.
+   *
+   * @return this
+   * @throws IllegalStateException if closed
+   */
+  public FleetView start() {
+    if (closed.get()) {
+      throw new IllegalStateException("closed");
+    }
+    if (started.compareAndSet(false, true)) {
+      try {
+        watch = discovery.watch(endpoints -> submit(() -> applyEndpoints(endpoints)));
+      } catch (RuntimeException e) {
+        // a discovery that cannot push is polled
+      }
+      long discoveryNanos = settings.discoveryInterval().toNanos();
+      scheduler.scheduleWithFixedDelay(this::pollDiscovery, 0, discoveryNanos,
+          TimeUnit.NANOSECONDS);
+      scheduler.scheduleAtFixedRate(this::scrapeDue, 0, settings.scrapeInterval().toNanos(),
+          TimeUnit.NANOSECONDS);
+    }
+    return this;
+  }
+
+  /**
+   * The replicas as last seen, in discovery order: an immutable list, the same object until a
+   * replica's load, models or health changes. A volatile read; never blocks.
+   */
+  public List<Replica> replicas() {
+    return snapshot;
+  }
+
+  /** The replica with this id as last seen, if the fleet has it. Never blocks. */
+  public Optional<Replica> replica(String replicaId) {
+    Objects.requireNonNull(replicaId, "replicaId");
+    for (Replica r : snapshot) {
+      if (r.id().equals(replicaId)) {
+        return Optional.of(r);
+      }
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * Completes with the first snapshot holding scraped data (a replica with at least one successful
+   * scrape); completes exceptionally if the view is closed before. A gateway's readiness check.
+   */
+  public CompletionStage<List<Replica>> firstSnapshot() {
+    return first.minimalCompletionStage();
+  }
+
+  /** Whether {@link #firstSnapshot()} has completed normally: some replica has been scraped. */
+  public boolean ready() {
+    return first.isDone() && !first.isCompletedExceptionally();
+  }
+
+  /**
+   * Polls the discovery and scrapes every replica that is due (not already being scraped, not
+   * inside a backoff), now, on the fleet view's threads. For tests and start-up; the periodic
+   * scrapes of {@link #start()} do the same.
+   *
+   * @return completes, with the snapshot after them, when those scrapes and any already in flight
+   *     have settled (each within the scrape timeout); at once after {@link #close()}
+   */
+  public CompletionStage<List<Replica>> scrapeNow() {
+    CompletableFuture<List<Replica>> result = new CompletableFuture<>();
+    if (!submit(() -> {
+      pollDiscovery();
+      CompletableFuture.allOf(scrapeDue().toArray(new CompletableFuture<?>[0]))
+          .whenComplete((v, e) -> result.complete(snapshot));
+    })) {
+      result.complete(snapshot);
+    }
+    return result.minimalCompletionStage();
+  }
+
+  /**
+   * Reports that a request the gateway forwarded to the replica failed (connection refused, reset,
+   * no response): the replica turns unhealthy at once and is re-probed after its backoff. Reports
+   * during a backoff count once. Unknown ids are ignored. Never blocks on I/O.
+   *
+   * @param cause what failed (not recorded beyond this call; reserved for finer policies)
+   */
+  public void reportFailure(String replicaId, Throwable cause) {
+    Objects.requireNonNull(replicaId, "replicaId");
+    Objects.requireNonNull(cause, "cause");
+    List<Replica> firstList;
+    synchronized (lock) {
+      TrackedReplica t = tracked.get(replicaId);
+      if (t == null || closed.get()) {
+        return;
+      }
+      t.passiveFailure(settings.ticker().getAsLong());
+      firstList = publish();
+    }
+    completeFirst(firstList);
+  }
+
+  /**
+   * A listener that answers the router's {@link RoutingListener#onWakeRequested} with
+   * {@link #wakeUp} of the replica (all tags): off the caller's thread, at most one call in flight
+   * per replica. Register it with {@code AffinityRouter.builder().addListener(...)}.
+   */
+  public RoutingListener wakeListener() {
+    return wakeListener;
+  }
+
+  /** {@code POST /wake_up} requests sent so far (not counting de-duplicated ones). */
+  public long wakeRequestsSent() {
+    return wakeRequestsSent.sum();
+  }
+
+  /**
+   * Sends vLLM's {@code POST /wake_up} (with {@code tags}, e.g. {@code weights}, {@code kv_cache};
+   * none wakes everything) from the fleet view's own thread. While a wake of the replica is in
+   * flight, another call returns the same outcome instead of sending again.
+   *
+   * @return the outcome: {@code UNSUPPORTED} for SGLang or a vLLM without dev mode (404),
+   *     {@code UNKNOWN_REPLICA}, {@code FAILED}, {@code CLOSED}, or {@code DONE}; never
+   *     exceptional
+   */
+  public CompletionStage<EngineActionResult> wakeUp(String replicaId, Collection<String> tags) {
+    Objects.requireNonNull(replicaId, "replicaId");
+    List<String> tagList = List.copyOf(tags);
+    tagList.forEach(t -> io.affinityrouter.spi.Checks.notBlank(t, "tag"));
+    CompletableFuture<EngineActionResult> mine = new CompletableFuture<>();
+    CompletableFuture<EngineActionResult> running = wakes.putIfAbsent(replicaId, mine);
+    if (running != null) {
+      return running.minimalCompletionStage();
+    }
+    action(replicaId, EngineHttp.wakeUpPath(tagList), true, () -> wakeRequestsSent.increment())
+        .whenComplete((r, e) -> {
+          wakes.remove(replicaId, mine);
+          mine.complete(r);
+        });
+    return mine.minimalCompletionStage();
+  }
+
+  /**
+   * Sends vLLM's {@code POST /sleep?level=...}: level 1 offloads the weights to CPU memory and
+   * drops the KV cache, level 2 drops both. The model shows {@code SLEEPING} from the next scrape.
+   *
+   * @return the outcome, as for {@link #wakeUp}; never exceptional
+   * @throws IllegalArgumentException if {@code level} is not 1 or 2
+   */
+  public CompletionStage<EngineActionResult> sleep(String replicaId, int level) {
+    Objects.requireNonNull(replicaId, "replicaId");
+    if (level != 1 && level != 2) {
+      throw new IllegalArgumentException("level: " + level + " (expected: 1 or 2)");
+    }
+    return action(replicaId, "/sleep?level=" + level, true, () -> {}).minimalCompletionStage();
+  }
+
+  /**
+   * Asks vLLM's {@code GET /is_sleeping}; the answer is in {@link EngineActionResult#sleeping()}.
+   *
+   * @return the outcome, as for {@link #wakeUp}; never exceptional
+   */
+  public CompletionStage<EngineActionResult> isSleeping(String replicaId) {
+    Objects.requireNonNull(replicaId, "replicaId");
+    return action(replicaId, "/is_sleeping", false, () -> {}).minimalCompletionStage();
+  }
+
+  private CompletableFuture<EngineActionResult> action(String replicaId, String pathAndQuery,
+      boolean post, Runnable onSend) {
+    CompletableFuture<EngineActionResult> result = new CompletableFuture<>();
+    actions.add(result);
+    result.whenComplete((r, e) -> actions.remove(result));
+    if (!submit(() -> {
+      TrackedReplica t;
+      synchronized (lock) {
+        t = tracked.get(replicaId);
+      }
+      if (t == null) {
+        result.complete(EngineActionResult.of(EngineActionResult.Status.UNKNOWN_REPLICA,
+            "no replica " + replicaId));
+        return;
+      }
+      if (t.engineKind() == EngineKind.SGLANG) {
+        result.complete(EngineActionResult.of(EngineActionResult.Status.UNSUPPORTED,
+            "SGLang has no sleep-mode endpoints"));
+        return;
+      }
+      java.net.URI uri = EngineHttp.resolve(t.endpoint, pathAndQuery);
+      HttpRequest request = post ? EngineHttp.post(uri, settings.actionTimeout())
+          : EngineHttp.get(uri, settings.actionTimeout());
+      onSend.run();
+      CompletableFuture<HttpResponse<String>> sent = EngineHttp.send(client, request);
+      result.whenComplete((r, e) -> sent.cancel(true));
+      sent.whenComplete((response, error) -> result.complete(actionResult(response, error, post)));
+    })) {
+      result.complete(EngineActionResult.of(EngineActionResult.Status.CLOSED, "closed"));
+    }
+    return result;
+  }
+
+  private static EngineActionResult actionResult(@Nullable HttpResponse<String> response,
+      @Nullable Throwable error, boolean post) {
+    if (response == null) {
+      return EngineActionResult.of(EngineActionResult.Status.FAILED,
+          String.valueOf(EngineHttp.unwrap(Objects.requireNonNull(error))));
+    }
+    int status = response.statusCode();
+    if (status == 404) {
+      return EngineActionResult.of(EngineActionResult.Status.UNSUPPORTED,
+          "404: the server has no sleep-mode endpoints (vLLM needs VLLM_SERVER_DEV_MODE=1 and"
+              + " --enable-sleep-mode)");
+    }
+    if (status / 100 != 2) {
+      return EngineActionResult.rejected(status, "HTTP " + status);
+    }
+    return EngineActionResult.done(status,
+        post ? Optional.empty() : EngineHttp.isSleeping(response.body()));
+  }
+
+  private void pollDiscovery() {
+    List<ReplicaEndpoint> endpoints;
+    try {
+      endpoints = Objects.requireNonNull(discovery.endpoints(), "endpoints");
+    } catch (RuntimeException e) {
+      return; // unknown now: keep the set we have
+    }
+    applyEndpoints(endpoints);
+  }
+
+  private void applyEndpoints(List<ReplicaEndpoint> endpoints) {
+    List<Replica> firstList;
+    synchronized (lock) {
+      if (closed.get()) {
+        return;
+      }
+      Map<String, TrackedReplica> next = new LinkedHashMap<>();
+      for (ReplicaEndpoint e : endpoints) {
+        if (e == null || next.containsKey(e.id())) {
+          continue;
+        }
+        TrackedReplica t = tracked.get(e.id());
+        next.put(e.id(), t != null && t.endpoint.equals(e) ? t
+            : new TrackedReplica(e, settings.failuresToUnhealthy(), backoff));
+      }
+      for (TrackedReplica old : tracked.values()) {
+        if (next.get(old.endpoint.id()) != old && old.inFlight != null) {
+          abandon(old.inFlight);
+          old.inFlight = null;
+        }
+      }
+      tracked = next;
+      firstList = publish();
+    }
+    completeFirst(firstList);
+  }
+
+  /** Starts a scrape of every due replica; returns the scrapes in flight (new and old). */
+  private List<CompletableFuture<Void>> scrapeDue() {
+    List<CompletableFuture<Void>> all = new ArrayList<>();
+    List<TrackedReplica> start = new ArrayList<>();
+    synchronized (lock) {
+      if (closed.get()) {
+        return all;
+      }
+      long now = settings.ticker().getAsLong();
+      for (TrackedReplica t : tracked.values()) {
+        if (t.due(now)) {
+          t.inFlight = new Scrape();
+          start.add(t);
+        }
+        if (t.inFlight != null) {
+          all.add(t.inFlight.done);
+        }
+      }
+    }
+    for (TrackedReplica t : start) {
+      startScrape(t, Objects.requireNonNull(t.inFlight));
+    }
+    return all;
+  }
+
+  private void startScrape(TrackedReplica t, Scrape s) {
+    Duration timeout = settings.scrapeTimeout();
+    try {
+      s.cancelOnSettle.add(scheduler.schedule(
+          () -> settleFailure(t, s, Failure.TIMEOUT), timeout.toNanos(), TimeUnit.NANOSECONDS));
+    } catch (RejectedExecutionException e) {
+      abandon(s);
+      return;
+    }
+    CompletableFuture<HttpResponse<String>> metrics = EngineHttp.send(client,
+        EngineHttp.get(EngineHttp.resolve(t.endpoint, settings.metricsPath()), timeout));
+    s.cancelOnSettle.add(metrics);
+    CompletableFuture<Optional<Boolean>> sleeping;
+    if (settings.probeSleepState() && t.probeSleep()) {
+      CompletableFuture<HttpResponse<String>> probe = EngineHttp.send(client,
+          EngineHttp.get(EngineHttp.resolve(t.endpoint, "/is_sleeping"), timeout));
+      s.cancelOnSettle.add(probe);
+      sleeping = probe.handle((r, e) -> sleepAnswer(t, r));
+    } else {
+      sleeping = CompletableFuture.completedFuture(Optional.empty());
+    }
+    metrics.whenComplete((response, error) -> {
+      if (error != null) {
+        settleFailure(t, s, EngineHttp.classify(error));
+      } else if (response.statusCode() != 200) {
+        settleFailure(t, s, Failure.BAD_STATUS);
+      } else {
+        sleeping.whenComplete((sl, e) -> settleBody(t, s, response.body(),
+            sl == null ? Optional.empty() : sl));
+      }
+    });
+  }
+
+  private Optional<Boolean> sleepAnswer(TrackedReplica t, @Nullable HttpResponse<String> r) {
+    if (r == null) {
+      return Optional.empty();
+    }
+    if (r.statusCode() == 404) {
+      synchronized (lock) {
+        t.sleepProbeUnsupported();
+      }
+      return Optional.empty();
+    }
+    return r.statusCode() == 200 ? EngineHttp.isSleeping(r.body()) : Optional.empty();
+  }
+
+  private void settleBody(TrackedReplica t, Scrape s, String body, Optional<Boolean> sleeping) {
+    if (s.settled.get()) {
+      return;
+    }
+    EngineMetrics metrics = EngineMetrics.parse(body);
+    if (metrics.models().isEmpty() && metrics.engineKind() == EngineKind.UNKNOWN) {
+      settleFailure(t, s, Failure.BAD_BODY);
+      return;
+    }
+    settle(t, s, () -> t.scraped(metrics, sleeping, settings.ticker().getAsLong(),
+        settings.clock().instant()));
+  }
+
+  private void settleFailure(TrackedReplica t, Scrape s, Failure failure) {
+    settle(t, s, () -> t.scrapeFailed(failure, settings.ticker().getAsLong()));
+  }
+
+  private void settle(TrackedReplica t, Scrape s, Runnable update) {
+    if (!s.settled.compareAndSet(false, true)) {
+      return; // the answer, the watchdog or close got there first
+    }
+    s.cancelAll();
+    List<Replica> firstList = null;
+    synchronized (lock) {
+      if (t.inFlight == s) {
+        t.inFlight = null;
+      }
+      if (!closed.get() && tracked.get(t.endpoint.id()) == t) {
+        update.run();
+        firstList = publish();
+      }
+    }
+    completeFirst(firstList);
+    s.done.complete(null);
+  }
+
+  private static void abandon(Scrape s) {
+    if (s.settled.compareAndSet(false, true)) {
+      s.cancelAll();
+      s.done.complete(null);
+    }
+  }
+
+  /** Publishes a new snapshot if a replica changed; returns it if it is the first scraped one. */
+  private @Nullable List<Replica> publish() {
+    List<Replica> current = snapshot;
+    List<Replica> next = new ArrayList<>(tracked.size());
+    boolean changed = current.size() != tracked.size();
+    boolean scraped = false;
+    int i = 0;
+    for (TrackedReplica t : tracked.values()) {
+      Replica r = t.replica();
+      next.add(r);
+      changed |= !changed && !current.get(i).equals(r);
+      scraped |= t.everScraped();
+      i++;
+    }
+    if (changed) {
+      snapshot = List.copyOf(next);
+    }
+    return scraped && !first.isDone() ? snapshot : null;
+  }
+
+  private void completeFirst(@Nullable List<Replica> list) {
+    if (list != null) {
+      first.complete(list); // outside the lock: dependents run here
+    }
+  }
+
+  private boolean submit(Runnable task) {
+    if (closed.get()) {
+      return false;
+    }
+    try {
+      scheduler.execute(task);
+      return true;
+    } catch (RejectedExecutionException e) {
+      return false;
+    }
+  }
+
+  /**
+   * Stops the scheduler, cancels every scrape and action in flight (actions complete
+   * {@code CLOSED}), stops listening to the discovery, and shuts down the HTTP client's executor
+   * when the fleet view created the client. {@link #replicas()} keeps returning the last snapshot.
+   * Idempotent.
+   */
+  @Override
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    try {
+      watch.close();
+    } catch (Exception e) {
+      // the discovery's problem; we stop listening regardless
+    }
+    scheduler.shutdownNow();
+    List<Scrape> inFlight = new ArrayList<>();
+    synchronized (lock) {
+      for (TrackedReplica t : tracked.values()) {
+        if (t.inFlight != null) {
+          inFlight.add(t.inFlight);
+          t.inFlight = null;
+        }
+      }
+    }
+    inFlight.forEach(FleetView::abandon);
+    for (CompletableFuture<EngineActionResult> a : List.copyOf(actions)) {
+      a.complete(EngineActionResult.of(EngineActionResult.Status.CLOSED, "closed"));
+    }
+    first.completeExceptionally(new IllegalStateException("closed before a first scrape"));
+    if (ownedExecutor != null) {
+      ownedExecutor.shutdownNow();
+    }
+    if (!Thread.currentThread().getName().startsWith(threadPrefix + "-")) {
+      try {
+        scheduler.awaitTermination(5, TimeUnit.SECONDS);
+        if (ownedExecutor != null) {
+          ownedExecutor.awaitTermination(5, TimeUnit.SECONDS);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /** The prefix of the names of the threads this fleet view owns (for leak checks). */
+  String threadPrefix() {
+    return threadPrefix;
+  }
+
+  private static java.util.concurrent.ThreadFactory daemon(String name) {
+    java.util.concurrent.atomic.AtomicInteger n = new java.util.concurrent.atomic.AtomicInteger();
+    return r -> {
+      Thread t = new Thread(r, name + "-" + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    };
+  }
+  /**
+   * Builds a {@link FleetView}: replicas from {@link #endpoint} (configuration) or
+   * {@link #discovery}, and the scrape, health and action settings. Each setter checks its
+   * argument and throws {@link IllegalArgumentException} with a message such as
+   * {@code "scrapeInterval: PT0S (expected: > 0)"}. Not thread-safe.
+   */
+  public static final class Builder {
+    /** Default {@link #scrapeInterval}: 100 ms (engines' load moves fast). */
+    public static final Duration DEFAULT_SCRAPE_INTERVAL = Duration.ofMillis(100);
+    /** Default {@link #scrapeTimeout}: 1 s. */
+    public static final Duration DEFAULT_SCRAPE_TIMEOUT = Duration.ofSeconds(1);
+    /** Default {@link #metricsPath}: {@value}. */
+    public static final String DEFAULT_METRICS_PATH = "/metrics";
+    /** Default {@link #failuresToUnhealthy}: {@value}. */
+    public static final int DEFAULT_FAILURES_TO_UNHEALTHY = 3;
+    /** Default {@link #initialBackoff}: 1 s. */
+    public static final Duration DEFAULT_INITIAL_BACKOFF = Duration.ofSeconds(1);
+    /** Default {@link #maxBackoff}: 30 s. */
+    public static final Duration DEFAULT_MAX_BACKOFF = Duration.ofSeconds(30);
+    /** Default {@link #backoffJitter}: {@value}. */
+    public static final double DEFAULT_BACKOFF_JITTER = 0.2;
+    /** Default {@link #discoveryInterval}: 5 s. */
+    public static final Duration DEFAULT_DISCOVERY_INTERVAL = Duration.ofSeconds(5);
+    /** Default {@link #actionTimeout}: 60 s (waking a large model takes a while). */
+    public static final Duration DEFAULT_ACTION_TIMEOUT = Duration.ofSeconds(60);
+
+    private final List<ReplicaEndpoint> endpoints = new ArrayList<>();
+    private @Nullable ReplicaDiscovery discovery;
+    private @Nullable HttpClient httpClient;
+    private Duration scrapeInterval = DEFAULT_SCRAPE_INTERVAL;
+    private Duration scrapeTimeout = DEFAULT_SCRAPE_TIMEOUT;
+    private String metricsPath = DEFAULT_METRICS_PATH;
+    private int failuresToUnhealthy = DEFAULT_FAILURES_TO_UNHEALTHY;
+    private Duration initialBackoff = DEFAULT_INITIAL_BACKOFF;
+    private Duration maxBackoff = DEFAULT_MAX_BACKOFF;
+    private double backoffJitter = DEFAULT_BACKOFF_JITTER;
+    private Duration discoveryInterval = DEFAULT_DISCOVERY_INTERVAL;
+    private Duration actionTimeout = DEFAULT_ACTION_TIMEOUT;
+    private boolean probeSleepState;
+    private LongSupplier ticker = System::nanoTime;
+    private InstantSource clock = InstantSource.system();
+    private DoubleSupplier random = () -> java.util.concurrent.ThreadLocalRandom.current()
+        .nextDouble();
+
+    private Builder() {}
+
+    /** Adds a replica from configuration (a fixed list; not combinable with a discovery). */
+    public Builder endpoint(ReplicaEndpoint endpoint) {
+      endpoints.add(Objects.requireNonNull(endpoint, "endpoint"));
+      return this;
+    }
+
+    /** Adds replicas from configuration, in order. */
+    public Builder endpoints(Collection<ReplicaEndpoint> endpoints) {
+      endpoints.forEach(this::endpoint);
+      return this;
+    }
+
+    /** Takes the replicas from {@code discovery} (polled and watched; not closed by the view). */
+    public Builder discovery(ReplicaDiscovery discovery) {
+      this.discovery = Objects.requireNonNull(discovery, "discovery");
+      return this;
+    }
+
+    /**
+     * Sends scrapes and actions with {@code client} (owned by the caller; its executor runs the
+     * answers' handling). Default: a client of the view's own, HTTP/1.1, connect timeout = the
+     * scrape timeout, on a daemon executor shut down by {@link FleetView#close()}.
+     */
+    public Builder httpClient(HttpClient client) {
+      this.httpClient = Objects.requireNonNull(client, "httpClient");
+      return this;
+    }
+
+    /** Time between two scrape rounds; {@code > 0}. */
+    public Builder scrapeInterval(Duration interval) {
+      this.scrapeInterval = io.affinityrouter.spi.Checks.positive(interval, "scrapeInterval");
+      return this;
+    }
+
+    /** How long one scrape may take before it counts as timed out; {@code > 0}. */
+    public Builder scrapeTimeout(Duration timeout) {
+      this.scrapeTimeout = io.affinityrouter.spi.Checks.positive(timeout, "scrapeTimeout");
+      return this;
+    }
+
+    /** The metrics path under each base URL; starts with {@code /}. */
+    public Builder metricsPath(String path) {
+      Objects.requireNonNull(path, "metricsPath");
+      if (!path.startsWith("/") || path.contains("#")) {
+        throw new IllegalArgumentException(
+            "metricsPath: '" + path + "' (expected: a path starting with /)");
+      }
+      this.metricsPath = path;
+      return this;
+    }
+
+    /**
+     * Failed scrapes in a row (timeouts, non-200 answers, bodies without engine metrics) that make
+     * a replica unhealthy; {@code > 0}. A refused connection counts at once.
+     */
+    public Builder failuresToUnhealthy(int failures) {
+      this.failuresToUnhealthy = io.affinityrouter.spi.Checks.positive(failures,
+          "failuresToUnhealthy");
+      return this;
+    }
+
+    /** The first re-probe delay of an unhealthy replica; {@code > 0}. */
+    public Builder initialBackoff(Duration backoff) {
+      this.initialBackoff = io.affinityrouter.spi.Checks.positive(backoff, "initialBackoff");
+      return this;
+    }
+
+    /** The longest re-probe delay; {@code >= initialBackoff} (checked by {@link #build()}). */
+    public Builder maxBackoff(Duration backoff) {
+      this.maxBackoff = io.affinityrouter.spi.Checks.positive(backoff, "maxBackoff");
+      return this;
+    }
+
+    /** The spread of each delay, a fraction in {@code [0, 1)}; {@code 0} is deterministic. */
+    public Builder backoffJitter(double jitter) {
+      if (!(jitter >= 0 && jitter < 1)) {
+        throw new IllegalArgumentException("backoffJitter: " + jitter + " (expected: 0 <= x < 1)");
+      }
+      this.backoffJitter = jitter;
+      return this;
+    }
+
+    /** Time between two polls of the discovery; {@code > 0}. */
+    public Builder discoveryInterval(Duration interval) {
+      this.discoveryInterval = io.affinityrouter.spi.Checks.positive(interval,
+          "discoveryInterval");
+      return this;
+    }
+
+    /** How long a sleep-mode action may take; {@code > 0}. */
+    public Builder actionTimeout(Duration timeout) {
+      this.actionTimeout = io.affinityrouter.spi.Checks.positive(timeout, "actionTimeout");
+      return this;
+    }
+
+    /**
+     * Whether to ask vLLM's {@code GET /is_sleeping} alongside each scrape (for servers whose
+     * metrics lack {@code vllm:engine_sleep_state}); off by default. A server answering 404 (no dev
+     * mode) is not asked again; SGLang never is.
+     */
+    public Builder probeSleepState(boolean probe) {
+      this.probeSleepState = probe;
+      return this;
+    }
+
+    /** The monotonic clock of backoffs and output rates, in nanoseconds (e.g. a fake in tests). */
+    public Builder ticker(LongSupplier nanoTime) {
+      this.ticker = Objects.requireNonNull(nanoTime, "ticker");
+      return this;
+    }
+
+    /** The wall clock of replicas' ready-since times. */
+    public Builder clock(InstantSource clock) {
+      this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
+    /** The random source of the backoff jitter, values in {@code [0, 1)}. */
+    public Builder random(DoubleSupplier random) {
+      this.random = Objects.requireNonNull(random, "random");
+      return this;
+    }
+
+    /**
+     * Returns the fleet view, not started (see {@link FleetView#start()}); every endpoint is
+     * tracked, unhealthy until scraped.
+     *
+     * @throws IllegalStateException if both endpoints and a discovery are set, or neither
+     * @throws IllegalArgumentException if {@code maxBackoff < initialBackoff}
+     */
+    public FleetView build() {
+      if (discovery != null && !endpoints.isEmpty()) {
+        throw new IllegalStateException(
+            "endpoints: " + endpoints.size() + " set with a discovery (expected: one of them)");
+      }
+      if (discovery == null && endpoints.isEmpty()) {
+        throw new IllegalStateException(
+            "endpoints: none (expected: endpoint(...) or discovery(...))");
+      }
+      if (maxBackoff.compareTo(initialBackoff) < 0) {
+        throw new IllegalArgumentException("maxBackoff: " + maxBackoff
+            + " (expected: >= initialBackoff " + initialBackoff + ")");
+      }
+      ReplicaDiscovery d = discovery != null ? discovery : ReplicaDiscovery.fixed(endpoints);
+      return new FleetView(new FleetSettings(d, discovery != null ? List.of() : List.copyOf(endpoints),
+          httpClient, scrapeInterval, scrapeTimeout, metricsPath, failuresToUnhealthy,
+          initialBackoff, maxBackoff, backoffJitter, discoveryInterval, actionTimeout,
+          probeSleepState, ticker, clock, random));
+    }
+  }
+}
