@@ -97,6 +97,21 @@ class FleetViewTest {
   }
 
   @Test
+  void outputRatesComeFromTheCounterBetweenScrapesOnTheInjectedTicker() throws Exception {
+    String v0 = fixture(EngineServer.VLLM_V0);
+    String counter = "vllm:generation_tokens_total{model_name=\"Qwen/Qwen2.5-Coder-1.5B-Instruct\"} ";
+    assertThat(v0).contains(counter + "955.0");
+    java.util.concurrent.atomic.AtomicLong nanos = new java.util.concurrent.atomic.AtomicLong();
+    vllm.metrics(v0);
+    fleet = FleetView.builder().endpoint(ReplicaEndpoint.of("a", vllm.uri().toString()))
+        .ticker(nanos::get).build();
+    now(fleet);
+    vllm.metrics(v0.replace(counter + "955.0", counter + "1155.0"));
+    nanos.addAndGet(2_000_000_000L);
+    assertThat(now(fleet).get(0).load().outputTokensPerSecond()).isEqualTo(100.0);
+  }
+
+  @Test
   void configuredModelsTakeTheirStateFromTheScrape() throws Exception {
     String asleep = fixture(EngineServer.VLLM_V1) + "vllm:engine_sleep_state{engine=\"0\","
         + "model_name=\"Qwen/Qwen3-0.6B\",sleep_state=\"awake\"} 0.0\n";

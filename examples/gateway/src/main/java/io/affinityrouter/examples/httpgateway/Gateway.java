@@ -4,7 +4,9 @@ import com.sun.net.httpserver.HttpServer;
 import io.affinityrouter.Replica;
 import io.affinityrouter.Router;
 import io.affinityrouter.core.AffinityRouter;
+import io.affinityrouter.core.engine.FleetView;
 import io.affinityrouter.spi.BindingStore;
+import io.affinityrouter.spi.ReplicaEndpoint;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.http.HttpClient;
@@ -22,10 +24,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * An HTTP gateway that embeds the router in front of vLLM-compatible backends, on the plain JDK
  * ({@code com.sun.net.httpserver} in, {@code java.net.http.HttpClient} out).
  *
- * <p>It scrapes every backend's {@code /metrics} ({@link MetricsScraper}), routes each
- * {@code /v1/chat/completions} and {@code /v1/completions} request with
- * {@link Router#selectAsync} and proxies it ({@link ProxyHandler}), and wakes sleeping models when
- * the router asks ({@link WakeRequester}). Session bindings live in Redis when
+ * <p>Its backends are a core {@link FleetView}: every backend's {@code /metrics} scraped, health
+ * from failed scrapes and failed requests ({@link FleetView#reportFailure}), and sleeping models
+ * woken with {@code POST /wake_up} when the router asks ({@link FleetView#wakeListener()}). It routes
+ * each {@code /v1/chat/completions} and {@code /v1/completions} request with
+ * {@link Router#selectAsync} and proxies it ({@link ProxyHandler}). Session bindings live in Redis when
  * {@link GatewayConfig#redisUri()} is set (the {@code "redis"} binding-store provider, found with
  * {@link java.util.ServiceLoader}; the router owns and closes it), else in memory, or in a store the
  * caller passes (several gateways in one JVM sharing one store).
@@ -39,12 +42,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class Gateway implements AutoCloseable {
   private static final AtomicInteger THREADS = new AtomicInteger();
+  private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
 
   private final GatewayConfig config;
   private final Router router;
-  private final BackendPool pool;
-  private final MetricsScraper scraper;
-  private final WakeRequester waker;
+  private final FleetView fleet;
   private final ProxyHandler handler;
   private final HttpServer server;
   private final ExecutorService serverExecutor;
@@ -57,11 +59,10 @@ public final class Gateway implements AutoCloseable {
         .version(HttpClient.Version.HTTP_1_1)
         .connectTimeout(config.connectTimeout())
         .build();
-    this.pool = new BackendPool(config.backends(), config.failureCooldown(), System::nanoTime);
-    this.waker = new WakeRequester(client);
+    this.fleet = fleet(config, client);
     AffinityRouter.Builder rb = AffinityRouter.builder()
         .storeTimeout(config.storeTimeout())
-        .addListener(waker);
+        .addListener(fleet.wakeListener());
     if (config.maxInFlightPerBackend() > 0) {
       rb.maxInFlightRequests(config.maxInFlightPerBackend());
     }
@@ -72,18 +73,35 @@ public final class Gateway implements AutoCloseable {
           "timeout-ms", Long.toString(config.storeTimeout().toMillis())));
     }
     this.router = rb.build();
-    this.scraper = new MetricsScraper(pool, client, config.scrapeInterval());
     this.serverExecutor = Executors.newFixedThreadPool(4, daemon("gateway-http-"));
     this.proxyExecutor = Executors.newCachedThreadPool(daemon("gateway-proxy-"));
-    this.handler = new ProxyHandler(router, pool, client, proxyExecutor, config);
+    this.handler = new ProxyHandler(router, fleet, client, proxyExecutor, config);
     try {
       this.server = HttpServer.create(config.listen(), 1024);
     } catch (IOException e) {
       router.close();
+      fleet.close();
       throw new UncheckedIOException("cannot bind " + config.listen(), e);
     }
     server.createContext("/", handler);
     server.setExecutor(serverExecutor);
+  }
+
+  /**
+   * The backends as a fleet view: scrapes time out after five intervals (at least 1 s), and a
+   * failed backend is re-probed after the failure cooldown, doubling up to 30 s.
+   */
+  private static FleetView fleet(GatewayConfig config, HttpClient client) {
+    Duration interval = config.scrapeInterval();
+    Duration timeout = interval.multipliedBy(5).compareTo(Duration.ofSeconds(1)) < 0
+        ? Duration.ofSeconds(1) : interval.multipliedBy(5);
+    Duration cooldown = config.failureCooldown();
+    FleetView.Builder b = FleetView.builder().httpClient(client)
+        .scrapeInterval(interval).scrapeTimeout(timeout)
+        .initialBackoff(cooldown)
+        .maxBackoff(cooldown.compareTo(MAX_BACKOFF) > 0 ? cooldown : MAX_BACKOFF);
+    config.backends().forEach((id, url) -> b.endpoint(ReplicaEndpoint.builder(id, url).build()));
+    return b.build();
   }
 
   /**
@@ -105,8 +123,8 @@ public final class Gateway implements AutoCloseable {
    */
   public static Gateway start(GatewayConfig config, BindingStore sharedStore) {
     Gateway g = new Gateway(config, sharedStore);
-    g.scraper.scrapeNow();
-    g.scraper.start();
+    g.fleet.scrapeNow().toCompletableFuture().join();
+    g.fleet.start();
     g.server.start();
     return g;
   }
@@ -123,7 +141,7 @@ public final class Gateway implements AutoCloseable {
 
   /** The replicas as the gateway currently sees them. */
   public List<Replica> replicas() {
-    return pool.replicas();
+    return fleet.replicas();
   }
 
   /** Leases not yet released (requests routed whose response has not ended). */
@@ -138,7 +156,7 @@ public final class Gateway implements AutoCloseable {
 
   /** {@code POST /wake_up} calls sent to backends so far. */
   public long wakeRequestsSent() {
-    return waker.sent();
+    return fleet.wakeRequestsSent();
   }
 
   /** Shuts down gracefully within {@link GatewayConfig#shutdownGrace()}. */
@@ -158,7 +176,7 @@ public final class Gateway implements AutoCloseable {
       return true;
     }
     handler.drain();
-    scraper.close();
+    fleet.close();
     long deadline = System.nanoTime() + grace.toNanos();
     // HttpServer.stop closes the listener at once, then waits for open exchanges (whole seconds).
     Thread stopper = new Thread(() -> server.stop(

@@ -7,6 +7,7 @@ import io.affinityrouter.Router;
 import io.affinityrouter.RoutingDecision;
 import io.affinityrouter.RoutingReason;
 import io.affinityrouter.RoutingRequest;
+import io.affinityrouter.core.engine.FleetView;
 import io.affinityrouter.examples.json.Json;
 import io.affinityrouter.examples.json.JsonException;
 import io.affinityrouter.examples.openai.CompletionRequest;
@@ -63,7 +64,7 @@ final class ProxyHandler implements HttpHandler {
       "transfer-encoding", "upgrade", "host", "content-length", "expect", "date");
 
   private final Router router;
-  private final BackendPool pool;
+  private final FleetView fleet;
   private final HttpClient client;
   private final Executor proxyExecutor;
   private final String sessionHeader;
@@ -73,10 +74,10 @@ final class ProxyHandler implements HttpHandler {
   private final AtomicInteger openLeases = new AtomicInteger();
   private volatile boolean draining;
 
-  ProxyHandler(Router router, BackendPool pool, HttpClient client, Executor proxyExecutor,
+  ProxyHandler(Router router, FleetView fleet, HttpClient client, Executor proxyExecutor,
       GatewayConfig config) {
     this.router = router;
-    this.pool = pool;
+    this.fleet = fleet;
     this.client = client;
     this.proxyExecutor = proxyExecutor;
     this.sessionHeader = config.sessionHeader();
@@ -161,7 +162,7 @@ final class ProxyHandler implements HttpHandler {
   }
 
   private void route(Call call, byte[] body, RoutingRequest routing, boolean retried) {
-    router.selectAsync(routing, pool.replicas()).whenCompleteAsync((decision, error) -> {
+    router.selectAsync(routing, fleet.replicas()).whenCompleteAsync((decision, error) -> {
       try {
         if (error != null) {
           call.error(500, "internal_error", "routing failed: " + error, 0);
@@ -199,7 +200,7 @@ final class ProxyHandler implements HttpHandler {
       response = client.send(upstream.build(), HttpResponse.BodyHandlers.ofInputStream());
     } catch (ConnectException | HttpConnectTimeoutException e) {
       lease.close();
-      pool.markFailed(replicaId);
+      fleet.reportFailure(replicaId, e);
       if (!retried) {
         route(call, body, routing, true); // it never reached the backend: safe to route again
         return;
@@ -209,14 +210,14 @@ final class ProxyHandler implements HttpHandler {
       return;
     } catch (HttpTimeoutException e) {
       lease.close();
-      pool.markFailed(replicaId);
+      fleet.reportFailure(replicaId, e);
       ex.getResponseHeaders().set("x-affinity-replica", replicaId);
       call.error(504, "gateway_timeout", "backend " + replicaId + " sent no response within "
           + responseTimeout.toMillis() + " ms", 0);
       return;
     } catch (IOException e) {
       lease.close();
-      pool.markFailed(replicaId);
+      fleet.reportFailure(replicaId, e);
       ex.getResponseHeaders().set("x-affinity-replica", replicaId);
       call.error(502, "bad_gateway", "backend " + replicaId + " failed: " + e.getMessage(), 0);
       return;
@@ -255,7 +256,7 @@ final class ProxyHandler implements HttpHandler {
     try {
       bytes = in.readAllBytes();
     } catch (IOException e) {
-      pool.markFailed(replicaId);
+      fleet.reportFailure(replicaId, e);
       call.ex.getResponseHeaders().clear();
       call.ex.getResponseHeaders().set("x-affinity-replica", replicaId);
       call.error(502, "bad_gateway", "backend " + replicaId + " failed: " + e.getMessage(), 0);
@@ -290,7 +291,7 @@ final class ProxyHandler implements HttpHandler {
         try {
           n = in.read(buf);
         } catch (IOException e) {
-          pool.markFailed(replicaId);
+          fleet.reportFailure(replicaId, e);
           lease.close();
           out.write(("data: {\"error\":{\"message\":\"backend " + replicaId
               + " failed mid-stream\",\"type\":\"bad_gateway\",\"code\":502}}\n\n")
