@@ -9,8 +9,8 @@ import io.affinityrouter.RepinCause;
 import io.affinityrouter.RoutingDecision;
 import io.affinityrouter.RoutingReason;
 import io.affinityrouter.RoutingRequest;
+import io.affinityrouter.core.engine.FleetView;
 import io.affinityrouter.examples.gateway.fake.FakeVllmBackend;
-import io.affinityrouter.examples.gateway.replica.ReplicaScraper;
 import io.affinityrouter.spi.RoutingListener;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -97,7 +97,7 @@ class GatewayRoutingTest {
   @Autowired
   CapturingListener decisions;
   @Autowired
-  ReplicaScraper scraper;
+  FleetView fleet;
 
   final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
       .connectTimeout(Duration.ofSeconds(5)).build();
@@ -105,7 +105,7 @@ class GatewayRoutingTest {
   @BeforeEach
   void fleetIsScraped() throws InterruptedException {
     // Every backend has been listed and scraped: known load, the model, healthy.
-    await("three healthy scraped backends", () -> BACKENDS.stream().allMatch(b -> scraper
+    await("three healthy scraped backends", () -> BACKENDS.stream().allMatch(b -> fleet
         .replica("127.0.0.1:" + b.port())
         .filter(r -> r.health() == ReplicaHealth.HEALTHY && r.models().containsKey(MODEL))
         .isPresent()), () -> sendTurn("warm-up", 1).statusCode());
@@ -173,7 +173,7 @@ class GatewayRoutingTest {
     FakeVllmBackend gone = BACKENDS.get(index);
     gone.close();
     await("the stopped backend turns unhealthy",
-        () -> scraper.replica(first).map(r -> r.health() == ReplicaHealth.UNHEALTHY).orElse(false),
+        () -> fleet.replica(first).map(r -> r.health() == ReplicaHealth.UNHEALTHY).orElse(false),
         () -> 0);
 
     for (int turn = 2; turn <= 5; turn++) {
@@ -194,7 +194,7 @@ class GatewayRoutingTest {
     // The old backend comes back on its port: the session does not bounce back to it.
     FakeVllmBackend back = new FakeVllmBackend(gone.name(), MODEL, gone.port());
     BACKENDS.set(index, back);
-    await("the backend is healthy again", () -> scraper.replica(first)
+    await("the backend is healthy again", () -> fleet.replica(first)
         .map(r -> r.health() == ReplicaHealth.HEALTHY).orElse(false), () -> 0);
     assertThat(sendTurn(session, 6).statusCode()).isEqualTo(200);
     assertThat(decisions.of(session).get(5).replica().id()).isEqualTo(second);
@@ -298,7 +298,7 @@ class GatewayRoutingTest {
 
   @Test
   void replicasCarryTheScrapedLoad() throws Exception {
-    Replica scraped = scraper.replica("127.0.0.1:" + BACKENDS.get(0).port()).orElseThrow();
+    Replica scraped = fleet.replica("127.0.0.1:" + BACKENDS.get(0).port()).orElseThrow();
     // kv_cache_size_tokens of cache_config_info in the captured vLLM exposition
     assertThat(scraped.load().kvCapacityTokens()).isEqualTo(1_188_352);
     assertThat(scraped.models()).containsEntry(MODEL, ModelState.ACTIVE);
@@ -309,11 +309,11 @@ class GatewayRoutingTest {
         chat(Optional.of("loaded"), chatBody("loaded", 1)), HttpResponse.BodyHandlers.ofString());
     await("the request reaches a backend", () -> arrivedTotal() == arrivedBefore + 1, () -> 0);
     String id = decisions.of("loaded").get(0).replica().id();
-    await("the backend's scrape shows one running request", () -> scraper.replica(id)
+    await("the backend's scrape shows one running request", () -> fleet.replica(id)
         .map(r -> r.load().runningRequests() == 1).orElse(false), () -> 0);
     BACKENDS.forEach(FakeVllmBackend::release);
     assertThat(pending.get().statusCode()).isEqualTo(200);
-    await("the backend's scrape shows it idle", () -> scraper.replica(id)
+    await("the backend's scrape shows it idle", () -> fleet.replica(id)
         .map(r -> r.load().runningRequests() == 0).orElse(false), () -> 0);
   }
 

@@ -3,29 +3,32 @@ package io.affinityrouter.examples.gateway.config;
 import io.affinityrouter.Router;
 import io.affinityrouter.core.AffinityRouter;
 import io.affinityrouter.examples.gateway.metrics.MicrometerRoutingListener;
-import io.affinityrouter.examples.gateway.replica.ReplicaScraper;
+import io.affinityrouter.core.engine.FleetView;
+import io.affinityrouter.examples.gateway.replica.ServiceInstanceDiscovery;
 import io.affinityrouter.examples.gateway.request.InferenceRequestFilter;
 import io.affinityrouter.examples.gateway.request.LeaseClosingFilter;
 import io.affinityrouter.examples.gateway.request.RoutingRequestFactory;
 import io.affinityrouter.spi.BindingStore;
+import io.affinityrouter.spi.ReplicaDiscovery;
 import io.affinityrouter.spi.RoutingListener;
 import io.micrometer.core.instrument.MeterRegistry;
-import java.time.InstantSource;
 import java.util.Map;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.cloud.client.discovery.DiscoveryClient;
 import org.springframework.context.annotation.Bean;
-import org.springframework.web.reactive.function.client.WebClient;
 
 /**
  * Spring Boot auto-configuration of affinity-router for Spring Cloud Gateway: the {@link Router}
  * (from the {@code affinity-router.*} properties, every {@link RoutingListener} bean, and the
  * binding store: a {@link BindingStore} bean if there is one, else the Redis store of
  * {@code affinity-router.redis-uri}, else the in-memory store), the Micrometer listener,
- * the replica scraper and the gateway filters. Services are put in the router's charge with
+ * the fleet view (the core's {@link FleetView}: every replica's {@code /metrics} scraped, health,
+ * and {@code POST /wake_up} when the router asks to wake a sleeping vLLM model), the replicas'
+ * discovery and the gateway filters. Services are put in the router's charge with
  * {@link io.affinityrouter.examples.gateway.loadbalancer.AffinityLoadBalancerConfiguration}.
  *
  * <p>Each bean backs off when the application defines its own of the same type.
@@ -46,7 +49,8 @@ public class AffinityRouterAutoConfiguration {
   @Bean(destroyMethod = "close")
   @ConditionalOnMissingBean
   public Router affinityRouter(AffinityRouterProperties properties,
-      ObjectProvider<RoutingListener> listeners, ObjectProvider<BindingStore> stores) {
+      ObjectProvider<RoutingListener> listeners, ObjectProvider<BindingStore> stores,
+      ObjectProvider<FleetView> fleet) {
     AffinityRouter.Builder builder = properties.applyTo(AffinityRouter.builder());
     BindingStore store = stores.getIfAvailable();
     if (store != null && properties.redisUri() != null) {
@@ -60,6 +64,7 @@ public class AffinityRouterAutoConfiguration {
       builder.bindingStore("redis", Map.of("uri", properties.redisUri()));
     }
     listeners.orderedStream().forEach(builder::addListener);
+    fleet.ifAvailable(f -> builder.addListener(f.wakeListener()));
     return builder.build();
   }
 
@@ -78,13 +83,34 @@ public class AffinityRouterAutoConfiguration {
     return new RoutingRequestFactory(properties.sessionHeader(), properties.tenantHeader());
   }
 
-  /** Scrapes the replicas' {@code /metrics}; started and stopped with the context. */
+  /**
+   * The replicas: the instances the load balancers are given, and those of
+   * {@code affinity-router.scrape.services} asked of the discovery client.
+   */
+  @Bean
+  @ConditionalOnMissingBean
+  public ServiceInstanceDiscovery serviceInstanceDiscovery(AffinityRouterProperties properties,
+      ObjectProvider<DiscoveryClient> discoveryClient) {
+    return new ServiceInstanceDiscovery(discoveryClient.getIfAvailable(),
+        properties.scrape().services());
+  }
+
+  /**
+   * Scrapes the replicas the {@link ServiceInstanceDiscovery} names (another
+   * {@link ReplicaDiscovery}, e.g. Kubernetes EndpointSlices, takes a {@link FleetView} bean of
+   * the application's own); started and closed with the context.
+   */
   @Bean(initMethod = "start", destroyMethod = "close")
   @ConditionalOnMissingBean
-  public ReplicaScraper replicaScraper(AffinityRouterProperties properties,
-      ObjectProvider<WebClient.Builder> webClient) {
-    return new ReplicaScraper(webClient.getIfAvailable(WebClient::builder), properties.scrape(),
-        InstantSource.system());
+  public FleetView affinityFleetView(AffinityRouterProperties properties,
+      ServiceInstanceDiscovery discovery) {
+    AffinityRouterProperties.Scrape scrape = properties.scrape();
+    return FleetView.builder().discovery(discovery)
+        .scrapeInterval(scrape.interval())
+        .scrapeTimeout(scrape.timeout())
+        .metricsPath(scrape.path())
+        .failuresToUnhealthy(scrape.unhealthyAfterFailures())
+        .build();
   }
 
   /** Ends leases when exchanges end (after a streamed body, on error, on cancel). */

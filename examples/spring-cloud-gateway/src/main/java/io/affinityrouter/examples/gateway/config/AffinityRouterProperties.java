@@ -3,6 +3,7 @@ package io.affinityrouter.examples.gateway.config;
 import io.affinityrouter.core.AffinityRouter;
 import io.affinityrouter.core.EngineProfile;
 import java.time.Duration;
+import java.util.List;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
@@ -78,7 +79,7 @@ public record AffinityRouterProperties(
           "affinity-router.redis-uri: blank (expected: a Redis URI, or no property)");
     }
     if (scrape == null) {
-      scrape = new Scrape(null, null, null, null);
+      scrape = new Scrape(null, null, null, null, null);
     }
     if (engine == null) {
       engine = new Engine(null, null, null, null);
@@ -193,14 +194,18 @@ public record AffinityRouterProperties(
    * @param interval time between two scrapes of one replica (default 100 ms)
    * @param timeout how long one scrape may take before it counts as failed (default 1 s)
    * @param path the metrics path on each instance (default {@code /metrics})
-   * @param unhealthyAfterFailures consecutive failed scrapes (or refused connections) after which
-   *     a replica is unhealthy and its sessions move (default 3)
+   * @param unhealthyAfterFailures consecutive failed scrapes (timeouts, errors) after which a
+   *     replica is unhealthy and its sessions move (default 3; a refused connection counts at once)
+   * @param services services whose instances are scraped from start-up, asked of the discovery
+   *     client (default none: a service's instances are scraped from the first request the load
+   *     balancer routes for it)
    */
   public record Scrape(
       @Nullable Duration interval,
       @Nullable Duration timeout,
       @Nullable String path,
-      @Nullable Integer unhealthyAfterFailures) {
+      @Nullable Integer unhealthyAfterFailures,
+      @Nullable List<String> services) {
     /** Default time between two scrapes of one replica: 100 ms. */
     public static final Duration DEFAULT_INTERVAL = Duration.ofMillis(100);
     /** Default scrape timeout: 1 s. */
@@ -222,6 +227,7 @@ public record AffinityRouterProperties(
       path = path != null ? path : DEFAULT_PATH;
       unhealthyAfterFailures = unhealthyAfterFailures != null
           ? unhealthyAfterFailures : DEFAULT_UNHEALTHY_AFTER_FAILURES;
+      services = services != null ? List.copyOf(services) : List.of();
       if (interval.isNegative() || interval.isZero()) {
         throw new IllegalArgumentException(
             "affinity-router.scrape.interval: " + interval + " (expected: > 0)");

@@ -4,7 +4,8 @@ import io.affinityrouter.Replica;
 import io.affinityrouter.Router;
 import io.affinityrouter.RoutingDecision;
 import io.affinityrouter.RoutingRequest;
-import io.affinityrouter.examples.gateway.replica.ReplicaScraper;
+import io.affinityrouter.core.engine.FleetView;
+import io.affinityrouter.examples.gateway.replica.ServiceInstanceDiscovery;
 import io.affinityrouter.examples.gateway.request.RoutingRequestFactory;
 import java.util.HashMap;
 import java.util.List;
@@ -31,8 +32,9 @@ import reactor.core.publisher.Mono;
  * replica holding their KV cache, prompts go where their prefix is cached, load is counted in
  * tokens.
  *
- * <p>For each request it takes the service's current instances, turns them into {@link Replica}s
- * with their last scraped load ({@link ReplicaScraper}), takes the {@link RoutingRequest} that
+ * <p>For each request it takes the service's current instances (telling the
+ * {@link ServiceInstanceDiscovery} of them), takes their {@link Replica}s from the fleet view's last
+ * snapshot ({@link FleetView#replicas()}: scraped load, models, health), takes the {@link RoutingRequest} that
  * {@link io.affinityrouter.examples.gateway.request.InferenceRequestFilter} built from the headers
  * and cached body (exchange attribute {@link #ROUTING_REQUEST_ATTR}; without it, one with the
  * headers' session and tenant and an empty prompt), and calls {@link Router#selectAsync} — never
@@ -61,7 +63,8 @@ public final class AffinityLoadBalancer implements ReactorServiceInstanceLoadBal
   private final String serviceId;
   private final ObjectProvider<ServiceInstanceListSupplier> suppliers;
   private final Router router;
-  private final ReplicaScraper scraper;
+  private final FleetView fleet;
+  private final ServiceInstanceDiscovery discovery;
   private final RoutingRequestFactory requests;
 
   /**
@@ -71,16 +74,18 @@ public final class AffinityLoadBalancer implements ReactorServiceInstanceLoadBal
    * @param suppliers where the service's instances come from (discovery, with Spring Cloud's
    *     caching)
    * @param router the router, shared by every service of the gateway
-   * @param scraper keeps replicas' load fresh
+   * @param fleet keeps replicas' load and health fresh
+   * @param discovery hears of the instances the service has
    * @param requests builds requests for callers that did not put one in the attributes
    */
   public AffinityLoadBalancer(String serviceId,
-      ObjectProvider<ServiceInstanceListSupplier> suppliers, Router router, ReplicaScraper scraper,
-      RoutingRequestFactory requests) {
+      ObjectProvider<ServiceInstanceListSupplier> suppliers, Router router, FleetView fleet,
+      ServiceInstanceDiscovery discovery, RoutingRequestFactory requests) {
     this.serviceId = Objects.requireNonNull(serviceId, "serviceId");
     this.suppliers = Objects.requireNonNull(suppliers, "suppliers");
     this.router = Objects.requireNonNull(router, "router");
-    this.scraper = Objects.requireNonNull(scraper, "scraper");
+    this.fleet = Objects.requireNonNull(fleet, "fleet");
+    this.discovery = Objects.requireNonNull(discovery, "discovery");
     this.requests = Objects.requireNonNull(requests, "requests");
   }
 
@@ -108,11 +113,12 @@ public final class AffinityLoadBalancer implements ReactorServiceInstanceLoadBal
     } catch (IllegalArgumentException e) {
       return Mono.error(new ResponseStatusException(HttpStatus.BAD_REQUEST, e.getMessage(), e));
     }
-    List<Replica> replicas = scraper.replicas(instances);
+    discovery.listed(serviceId, instances);
     Map<String, ServiceInstance> byId = new HashMap<>(instances.size() * 2);
     for (ServiceInstance instance : instances) {
-      byId.putIfAbsent(ReplicaScraper.replicaId(instance), instance);
+      byId.putIfAbsent(ServiceInstanceDiscovery.replicaId(instance), instance);
     }
+    List<Replica> replicas = ofService(fleet.replicas(), byId);
     return Mono.create(sink -> {
       // Whoever flips this first owns the outcome: delivery, or the cancel (then the lease is
       // closed here as soon as the decision exists).
@@ -139,6 +145,26 @@ public final class AffinityLoadBalancer implements ReactorServiceInstanceLoadBal
             : new NotRoutedResponse(decision));
       });
     });
+  }
+
+  /** The fleet's replicas among the service's instances: the snapshot itself when they agree. */
+  private static List<Replica> ofService(List<Replica> all, Map<String, ServiceInstance> byId) {
+    int matching = 0;
+    for (Replica r : all) {
+      if (byId.containsKey(r.id())) {
+        matching++;
+      }
+    }
+    if (matching == all.size()) {
+      return all;
+    }
+    List<Replica> out = new java.util.ArrayList<>(matching);
+    for (Replica r : all) {
+      if (byId.containsKey(r.id())) {
+        out.add(r);
+      }
+    }
+    return out;
   }
 
   private RoutingRequest routingRequest(@Nullable RequestData data,

@@ -1,7 +1,8 @@
 package io.affinityrouter.examples.gateway.loadbalancer;
 
 import io.affinityrouter.Router;
-import io.affinityrouter.examples.gateway.replica.ReplicaScraper;
+import io.affinityrouter.core.engine.FleetView;
+import io.affinityrouter.examples.gateway.replica.ServiceInstanceDiscovery;
 import io.affinityrouter.examples.gateway.request.RoutingRequestFactory;
 import org.springframework.cloud.loadbalancer.core.ReactorServiceInstanceLoadBalancer;
 import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
@@ -31,17 +32,17 @@ public class AffinityLoadBalancerConfiguration {
   /** The service's load balancer. */
   @Bean
   public ReactorServiceInstanceLoadBalancer affinityLoadBalancer(Environment environment,
-      LoadBalancerClientFactory factory, Router router, ReplicaScraper scraper,
-      RoutingRequestFactory requests) {
+      LoadBalancerClientFactory factory, Router router, FleetView fleet,
+      ServiceInstanceDiscovery discovery, RoutingRequestFactory requests) {
     String serviceId = environment.getRequiredProperty(LoadBalancerClientFactory.PROPERTY_NAME);
     return new AffinityLoadBalancer(serviceId,
-        factory.getLazyProvider(serviceId, ServiceInstanceListSupplier.class), router, scraper,
-        requests);
+        factory.getLazyProvider(serviceId, ServiceInstanceListSupplier.class), router, fleet,
+        discovery, requests);
   }
 
   /** Closes leases when the gateway completes a request. */
   @Bean
-  public LeaseReleasingLifecycle leaseReleasingLifecycle(ReplicaScraper scraper) {
-    return new LeaseReleasingLifecycle(scraper);
+  public LeaseReleasingLifecycle leaseReleasingLifecycle(FleetView fleet) {
+    return new LeaseReleasingLifecycle(fleet);
   }
 }

@@ -1,6 +1,6 @@
 package io.affinityrouter.examples.gateway.loadbalancer;
 
-import io.affinityrouter.examples.gateway.replica.ReplicaScraper;
+import io.affinityrouter.core.engine.FleetView;
 import java.net.ConnectException;
 import java.util.Map;
 import java.util.Objects;
@@ -23,17 +23,17 @@ import org.springframework.cloud.client.loadbalancer.ResponseData;
  * {@link io.affinityrouter.examples.gateway.request.LeaseClosingFilter} ends leases there. Other
  * callers (e.g. a load-balanced {@code WebClient}) rely on this lifecycle alone.
  *
- * <p>A forward that could not connect also counts as a failed scrape of the replica
- * ({@link ReplicaScraper#connectFailed}), so a backend that went away turns unhealthy quickly.
+ * <p>A forward that could not connect is reported to the fleet view
+ * ({@link FleetView#reportFailure}), so a backend that went away turns unhealthy at once.
  * Closing twice is harmless (leases release once). Thread-safe and stateless.
  */
 public final class LeaseReleasingLifecycle
     implements LoadBalancerLifecycle<RequestDataContext, ResponseData, ServiceInstance> {
-  private final ReplicaScraper scraper;
+  private final FleetView fleet;
 
-  /** Creates the lifecycle; {@code scraper} hears of refused connections. */
-  public LeaseReleasingLifecycle(ReplicaScraper scraper) {
-    this.scraper = Objects.requireNonNull(scraper, "scraper");
+  /** Creates the lifecycle; {@code fleet} hears of refused connections. */
+  public LeaseReleasingLifecycle(FleetView fleet) {
+    this.fleet = Objects.requireNonNull(fleet, "fleet");
   }
 
   /** Supports the gateway's request and response types. */
@@ -62,7 +62,7 @@ public final class LeaseReleasingLifecycle
     }
     if (completionContext.status() == CompletionContext.Status.FAILED
         && isConnectFailure(completionContext.getThrowable())) {
-      scraper.connectFailed(routed.decision().replica().id());
+      fleet.reportFailure(routed.decision().replica().id(), completionContext.getThrowable());
     }
     if (completionContext.status() == CompletionContext.Status.SUCCESS
         && endsWithExchange(completionContext.getClientResponse())) {

@@ -1,4 +1,4 @@
-/** Service instances as router replicas, kept fresh by scraping their metrics. */
+/** Service instances as the replicas of the core's fleet view, which scrapes their metrics. */
 @NullMarked
 package io.affinityrouter.examples.gateway.replica;
 
