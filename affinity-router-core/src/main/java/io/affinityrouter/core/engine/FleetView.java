@@ -1,35 +1,27 @@
 package io.affinityrouter.core.engine;
 
 import io.affinityrouter.Replica;
-import io.affinityrouter.core.engine.TrackedReplica.Failure;
-import io.affinityrouter.core.engine.TrackedReplica.Scrape;
-import io.affinityrouter.core.metrics.EngineKind;
-import io.affinityrouter.core.metrics.EngineMetrics;
 import io.affinityrouter.spi.ReplicaDiscovery;
 import io.affinityrouter.spi.ReplicaEndpoint;
 import io.affinityrouter.spi.RoutingListener;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.DoubleSupplier;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
@@ -80,23 +72,14 @@ import org.jspecify.annotations.Nullable;
  * action in flight; idempotent.
  */
 public final class FleetView implements AutoCloseable {
-  private static final java.util.concurrent.atomic.AtomicInteger INSTANCES =
-      new java.util.concurrent.atomic.AtomicInteger();
+  private static final AtomicInteger INSTANCES = new AtomicInteger();
 
   private final FleetSettings settings;
-  private final ReplicaDiscovery discovery;
-  private final HttpClient client;
   private final @Nullable ExecutorService ownedExecutor;
   private final ScheduledThreadPoolExecutor scheduler;
-  private final Backoff backoff;
   private final String threadPrefix;
-  private final Object lock = new Object();
-  private Map<String, TrackedReplica> tracked = new LinkedHashMap<>(); // guarded by lock
-  private volatile List<Replica> snapshot = List.of();
-  private final CompletableFuture<List<Replica>> first = new CompletableFuture<>();
-  private final Map<String, CompletableFuture<EngineActionResult>> wakes = new ConcurrentHashMap<>();
-  private final Set<CompletableFuture<EngineActionResult>> actions = ConcurrentHashMap.newKeySet();
-  private final LongAdder wakeRequestsSent = new LongAdder();
+  private final FleetState state;
+  private final EngineActions actions;
   private final RoutingListener wakeListener = new RoutingListener() {
     @Override
     public void onWakeRequested(Replica replica, String model) {
@@ -109,23 +92,22 @@ public final class FleetView implements AutoCloseable {
 
   private FleetView(FleetSettings settings) {
     this.settings = settings;
-    this.discovery = settings.discovery();
-    this.backoff = new Backoff(settings.initialBackoff().toNanos(), settings.maxBackoff().toNanos(),
-        settings.backoffJitter(), settings.random());
     this.threadPrefix = "affinity-fleet-" + INSTANCES.incrementAndGet();
     this.scheduler = new ScheduledThreadPoolExecutor(1, daemon(threadPrefix + "-scheduler"));
     scheduler.setRemoveOnCancelPolicy(true);
     scheduler.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+    HttpClient client;
     if (settings.httpClient() != null) {
-      this.client = settings.httpClient();
+      client = settings.httpClient();
       this.ownedExecutor = null;
     } else {
-      this.ownedExecutor = java.util.concurrent.Executors.newCachedThreadPool(
-          daemon(threadPrefix + "-http"));
-      this.client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+      this.ownedExecutor = Executors.newCachedThreadPool(daemon(threadPrefix + "-http"));
+      client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
           .connectTimeout(settings.scrapeTimeout()).executor(ownedExecutor).build();
     }
-    applyEndpoints(settings.initialEndpoints());
+    this.state = new FleetState(settings, client, scheduler, closed);
+    this.actions = new EngineActions(client, settings.actionTimeout(), state, this::submit);
+    state.applyEndpoints(settings.initialEndpoints());
   }
 
   /** Returns a builder with the defaults listed on its setters. */
@@ -146,14 +128,13 @@ public final class FleetView implements AutoCloseable {
     }
     if (started.compareAndSet(false, true)) {
       try {
-        watch = discovery.watch(endpoints -> submit(() -> applyEndpoints(endpoints)));
+        watch = settings.discovery().watch(endpoints -> submit(() -> state.applyEndpoints(endpoints)));
       } catch (RuntimeException e) {
         // a discovery that cannot push is polled
       }
-      long discoveryNanos = settings.discoveryInterval().toNanos();
-      scheduler.scheduleWithFixedDelay(this::pollDiscovery, 0, discoveryNanos,
-          TimeUnit.NANOSECONDS);
-      scheduler.scheduleAtFixedRate(this::scrapeDue, 0, settings.scrapeInterval().toNanos(),
+      scheduler.scheduleWithFixedDelay(state::pollDiscovery, 0,
+          settings.discoveryInterval().toNanos(), TimeUnit.NANOSECONDS);
+      scheduler.scheduleAtFixedRate(state::scrapeDue, 0, settings.scrapeInterval().toNanos(),
           TimeUnit.NANOSECONDS);
     }
     return this;
@@ -164,13 +145,13 @@ public final class FleetView implements AutoCloseable {
    * replica's load, models or health changes. A volatile read; never blocks.
    */
   public List<Replica> replicas() {
-    return snapshot;
+    return state.snapshot();
   }
 
   /** The replica with this id as last seen, if the fleet has it. Never blocks. */
   public Optional<Replica> replica(String replicaId) {
     Objects.requireNonNull(replicaId, "replicaId");
-    for (Replica r : snapshot) {
+    for (Replica r : state.snapshot()) {
       if (r.id().equals(replicaId)) {
         return Optional.of(r);
       }
@@ -183,12 +164,12 @@ public final class FleetView implements AutoCloseable {
    * scrape); completes exceptionally if the view is closed before. A gateway's readiness check.
    */
   public CompletionStage<List<Replica>> firstSnapshot() {
-    return first.minimalCompletionStage();
+    return state.first.minimalCompletionStage();
   }
 
   /** Whether {@link #firstSnapshot()} has completed normally: some replica has been scraped. */
   public boolean ready() {
-    return first.isDone() && !first.isCompletedExceptionally();
+    return state.first.isDone() && !state.first.isCompletedExceptionally();
   }
 
   /**
@@ -202,11 +183,11 @@ public final class FleetView implements AutoCloseable {
   public CompletionStage<List<Replica>> scrapeNow() {
     CompletableFuture<List<Replica>> result = new CompletableFuture<>();
     if (!submit(() -> {
-      pollDiscovery();
-      CompletableFuture.allOf(scrapeDue().toArray(new CompletableFuture<?>[0]))
-          .whenComplete((v, e) -> result.complete(snapshot));
+      state.pollDiscovery();
+      CompletableFuture.allOf(state.scrapeDue().toArray(new CompletableFuture<?>[0]))
+          .whenComplete((v, e) -> result.complete(state.snapshot()));
     })) {
-      result.complete(snapshot);
+      result.complete(state.snapshot());
     }
     return result.minimalCompletionStage();
   }
@@ -221,16 +202,7 @@ public final class FleetView implements AutoCloseable {
   public void reportFailure(String replicaId, Throwable cause) {
     Objects.requireNonNull(replicaId, "replicaId");
     Objects.requireNonNull(cause, "cause");
-    List<Replica> firstList;
-    synchronized (lock) {
-      TrackedReplica t = tracked.get(replicaId);
-      if (t == null || closed.get()) {
-        return;
-      }
-      t.passiveFailure(settings.ticker().getAsLong());
-      firstList = publish();
-    }
-    completeFirst(firstList);
+    state.reportFailure(replicaId);
   }
 
   /**
@@ -244,7 +216,7 @@ public final class FleetView implements AutoCloseable {
 
   /** {@code POST /wake_up} requests sent so far (not counting de-duplicated ones). */
   public long wakeRequestsSent() {
-    return wakeRequestsSent.sum();
+    return actions.wakeRequestsSent();
   }
 
   /**
@@ -255,22 +227,11 @@ public final class FleetView implements AutoCloseable {
    * @return the outcome: {@code UNSUPPORTED} for SGLang or a vLLM without dev mode (404),
    *     {@code UNKNOWN_REPLICA}, {@code FAILED}, {@code CLOSED}, or {@code DONE}; never
    *     exceptional
+   * @throws IllegalArgumentException if a tag is blank
    */
   public CompletionStage<EngineActionResult> wakeUp(String replicaId, Collection<String> tags) {
-    Objects.requireNonNull(replicaId, "replicaId");
-    List<String> tagList = List.copyOf(tags);
-    tagList.forEach(t -> io.affinityrouter.spi.Checks.notBlank(t, "tag"));
-    CompletableFuture<EngineActionResult> mine = new CompletableFuture<>();
-    CompletableFuture<EngineActionResult> running = wakes.putIfAbsent(replicaId, mine);
-    if (running != null) {
-      return running.minimalCompletionStage();
-    }
-    action(replicaId, EngineHttp.wakeUpPath(tagList), true, () -> wakeRequestsSent.increment())
-        .whenComplete((r, e) -> {
-          wakes.remove(replicaId, mine);
-          mine.complete(r);
-        });
-    return mine.minimalCompletionStage();
+    return actions.wakeUp(Objects.requireNonNull(replicaId, "replicaId"), tags)
+        .minimalCompletionStage();
   }
 
   /**
@@ -285,7 +246,7 @@ public final class FleetView implements AutoCloseable {
     if (level != 1 && level != 2) {
       throw new IllegalArgumentException("level: " + level + " (expected: 1 or 2)");
     }
-    return action(replicaId, "/sleep?level=" + level, true, () -> {}).minimalCompletionStage();
+    return actions.send(replicaId, "/sleep?level=" + level, true).minimalCompletionStage();
   }
 
   /**
@@ -295,236 +256,7 @@ public final class FleetView implements AutoCloseable {
    */
   public CompletionStage<EngineActionResult> isSleeping(String replicaId) {
     Objects.requireNonNull(replicaId, "replicaId");
-    return action(replicaId, "/is_sleeping", false, () -> {}).minimalCompletionStage();
-  }
-
-  private CompletableFuture<EngineActionResult> action(String replicaId, String pathAndQuery,
-      boolean post, Runnable onSend) {
-    CompletableFuture<EngineActionResult> result = new CompletableFuture<>();
-    actions.add(result);
-    result.whenComplete((r, e) -> actions.remove(result));
-    if (!submit(() -> {
-      TrackedReplica t;
-      synchronized (lock) {
-        t = tracked.get(replicaId);
-      }
-      if (t == null) {
-        result.complete(EngineActionResult.of(EngineActionResult.Status.UNKNOWN_REPLICA,
-            "no replica " + replicaId));
-        return;
-      }
-      if (t.engineKind() == EngineKind.SGLANG) {
-        result.complete(EngineActionResult.of(EngineActionResult.Status.UNSUPPORTED,
-            "SGLang has no sleep-mode endpoints"));
-        return;
-      }
-      java.net.URI uri = EngineHttp.resolve(t.endpoint, pathAndQuery);
-      HttpRequest request = post ? EngineHttp.post(uri, settings.actionTimeout())
-          : EngineHttp.get(uri, settings.actionTimeout());
-      onSend.run();
-      CompletableFuture<HttpResponse<String>> sent = EngineHttp.send(client, request);
-      result.whenComplete((r, e) -> sent.cancel(true));
-      sent.whenComplete((response, error) -> result.complete(actionResult(response, error, post)));
-    })) {
-      result.complete(EngineActionResult.of(EngineActionResult.Status.CLOSED, "closed"));
-    }
-    return result;
-  }
-
-  private static EngineActionResult actionResult(@Nullable HttpResponse<String> response,
-      @Nullable Throwable error, boolean post) {
-    if (response == null) {
-      return EngineActionResult.of(EngineActionResult.Status.FAILED,
-          String.valueOf(EngineHttp.unwrap(Objects.requireNonNull(error))));
-    }
-    int status = response.statusCode();
-    if (status == 404) {
-      return EngineActionResult.of(EngineActionResult.Status.UNSUPPORTED,
-          "404: the server has no sleep-mode endpoints (vLLM needs VLLM_SERVER_DEV_MODE=1 and"
-              + " --enable-sleep-mode)");
-    }
-    if (status / 100 != 2) {
-      return EngineActionResult.rejected(status, "HTTP " + status);
-    }
-    return EngineActionResult.done(status,
-        post ? Optional.empty() : EngineHttp.isSleeping(response.body()));
-  }
-
-  private void pollDiscovery() {
-    List<ReplicaEndpoint> endpoints;
-    try {
-      endpoints = Objects.requireNonNull(discovery.endpoints(), "endpoints");
-    } catch (RuntimeException e) {
-      return; // unknown now: keep the set we have
-    }
-    applyEndpoints(endpoints);
-  }
-
-  private void applyEndpoints(List<ReplicaEndpoint> endpoints) {
-    List<Replica> firstList;
-    synchronized (lock) {
-      if (closed.get()) {
-        return;
-      }
-      Map<String, TrackedReplica> next = new LinkedHashMap<>();
-      for (ReplicaEndpoint e : endpoints) {
-        if (e == null || next.containsKey(e.id())) {
-          continue;
-        }
-        TrackedReplica t = tracked.get(e.id());
-        next.put(e.id(), t != null && t.endpoint.equals(e) ? t
-            : new TrackedReplica(e, settings.failuresToUnhealthy(), backoff));
-      }
-      for (TrackedReplica old : tracked.values()) {
-        if (next.get(old.endpoint.id()) != old && old.inFlight != null) {
-          abandon(old.inFlight);
-          old.inFlight = null;
-        }
-      }
-      tracked = next;
-      firstList = publish();
-    }
-    completeFirst(firstList);
-  }
-
-  /** Starts a scrape of every due replica; returns the scrapes in flight (new and old). */
-  private List<CompletableFuture<Void>> scrapeDue() {
-    List<CompletableFuture<Void>> all = new ArrayList<>();
-    List<TrackedReplica> start = new ArrayList<>();
-    synchronized (lock) {
-      if (closed.get()) {
-        return all;
-      }
-      long now = settings.ticker().getAsLong();
-      for (TrackedReplica t : tracked.values()) {
-        if (t.due(now)) {
-          t.inFlight = new Scrape();
-          start.add(t);
-        }
-        if (t.inFlight != null) {
-          all.add(t.inFlight.done);
-        }
-      }
-    }
-    for (TrackedReplica t : start) {
-      startScrape(t, Objects.requireNonNull(t.inFlight));
-    }
-    return all;
-  }
-
-  private void startScrape(TrackedReplica t, Scrape s) {
-    Duration timeout = settings.scrapeTimeout();
-    try {
-      s.cancelOnSettle.add(scheduler.schedule(
-          () -> settleFailure(t, s, Failure.TIMEOUT), timeout.toNanos(), TimeUnit.NANOSECONDS));
-    } catch (RejectedExecutionException e) {
-      abandon(s);
-      return;
-    }
-    CompletableFuture<HttpResponse<String>> metrics = EngineHttp.send(client,
-        EngineHttp.get(EngineHttp.resolve(t.endpoint, settings.metricsPath()), timeout));
-    s.cancelOnSettle.add(metrics);
-    CompletableFuture<Optional<Boolean>> sleeping;
-    if (settings.probeSleepState() && t.probeSleep()) {
-      CompletableFuture<HttpResponse<String>> probe = EngineHttp.send(client,
-          EngineHttp.get(EngineHttp.resolve(t.endpoint, "/is_sleeping"), timeout));
-      s.cancelOnSettle.add(probe);
-      sleeping = probe.handle((r, e) -> sleepAnswer(t, r));
-    } else {
-      sleeping = CompletableFuture.completedFuture(Optional.empty());
-    }
-    metrics.whenComplete((response, error) -> {
-      if (error != null) {
-        settleFailure(t, s, EngineHttp.classify(error));
-      } else if (response.statusCode() != 200) {
-        settleFailure(t, s, Failure.BAD_STATUS);
-      } else {
-        sleeping.whenComplete((sl, e) -> settleBody(t, s, response.body(),
-            sl == null ? Optional.empty() : sl));
-      }
-    });
-  }
-
-  private Optional<Boolean> sleepAnswer(TrackedReplica t, @Nullable HttpResponse<String> r) {
-    if (r == null) {
-      return Optional.empty();
-    }
-    if (r.statusCode() == 404) {
-      synchronized (lock) {
-        t.sleepProbeUnsupported();
-      }
-      return Optional.empty();
-    }
-    return r.statusCode() == 200 ? EngineHttp.isSleeping(r.body()) : Optional.empty();
-  }
-
-  private void settleBody(TrackedReplica t, Scrape s, String body, Optional<Boolean> sleeping) {
-    if (s.settled.get()) {
-      return;
-    }
-    EngineMetrics metrics = EngineMetrics.parse(body);
-    if (metrics.models().isEmpty() && metrics.engineKind() == EngineKind.UNKNOWN) {
-      settleFailure(t, s, Failure.BAD_BODY);
-      return;
-    }
-    settle(t, s, () -> t.scraped(metrics, sleeping, settings.ticker().getAsLong(),
-        settings.clock().instant()));
-  }
-
-  private void settleFailure(TrackedReplica t, Scrape s, Failure failure) {
-    settle(t, s, () -> t.scrapeFailed(failure, settings.ticker().getAsLong()));
-  }
-
-  private void settle(TrackedReplica t, Scrape s, Runnable update) {
-    if (!s.settled.compareAndSet(false, true)) {
-      return; // the answer, the watchdog or close got there first
-    }
-    s.cancelAll();
-    List<Replica> firstList = null;
-    synchronized (lock) {
-      if (t.inFlight == s) {
-        t.inFlight = null;
-      }
-      if (!closed.get() && tracked.get(t.endpoint.id()) == t) {
-        update.run();
-        firstList = publish();
-      }
-    }
-    completeFirst(firstList);
-    s.done.complete(null);
-  }
-
-  private static void abandon(Scrape s) {
-    if (s.settled.compareAndSet(false, true)) {
-      s.cancelAll();
-      s.done.complete(null);
-    }
-  }
-
-  /** Publishes a new snapshot if a replica changed; returns it if it is the first scraped one. */
-  private @Nullable List<Replica> publish() {
-    List<Replica> current = snapshot;
-    List<Replica> next = new ArrayList<>(tracked.size());
-    boolean changed = current.size() != tracked.size();
-    boolean scraped = false;
-    int i = 0;
-    for (TrackedReplica t : tracked.values()) {
-      Replica r = t.replica();
-      next.add(r);
-      changed |= !changed && !current.get(i).equals(r);
-      scraped |= t.everScraped();
-      i++;
-    }
-    if (changed) {
-      snapshot = List.copyOf(next);
-    }
-    return scraped && !first.isDone() ? snapshot : null;
-  }
-
-  private void completeFirst(@Nullable List<Replica> list) {
-    if (list != null) {
-      first.complete(list); // outside the lock: dependents run here
-    }
+    return actions.send(replicaId, "/is_sleeping", false).minimalCompletionStage();
   }
 
   private boolean submit(Runnable task) {
@@ -556,20 +288,9 @@ public final class FleetView implements AutoCloseable {
       // the discovery's problem; we stop listening regardless
     }
     scheduler.shutdownNow();
-    List<Scrape> inFlight = new ArrayList<>();
-    synchronized (lock) {
-      for (TrackedReplica t : tracked.values()) {
-        if (t.inFlight != null) {
-          inFlight.add(t.inFlight);
-          t.inFlight = null;
-        }
-      }
-    }
-    inFlight.forEach(FleetView::abandon);
-    for (CompletableFuture<EngineActionResult> a : List.copyOf(actions)) {
-      a.complete(EngineActionResult.of(EngineActionResult.Status.CLOSED, "closed"));
-    }
-    first.completeExceptionally(new IllegalStateException("closed before a first scrape"));
+    state.abandonAll();
+    actions.closeAll();
+    state.first.completeExceptionally(new IllegalStateException("closed before a first scrape"));
     if (ownedExecutor != null) {
       ownedExecutor.shutdownNow();
     }
@@ -590,8 +311,8 @@ public final class FleetView implements AutoCloseable {
     return threadPrefix;
   }
 
-  private static java.util.concurrent.ThreadFactory daemon(String name) {
-    java.util.concurrent.atomic.AtomicInteger n = new java.util.concurrent.atomic.AtomicInteger();
+  private static ThreadFactory daemon(String name) {
+    AtomicInteger n = new AtomicInteger();
     return r -> {
       Thread t = new Thread(r, name + "-" + n.incrementAndGet());
       t.setDaemon(true);
