@@ -131,6 +131,7 @@ final class FleetState {
   List<CompletableFuture<Void>> scrapeDue() {
     List<CompletableFuture<Void>> all = new ArrayList<>();
     List<TrackedReplica> start = new ArrayList<>();
+    List<Scrape> scrapes = new ArrayList<>();
     synchronized (lock) {
       if (closed.get()) {
         return all;
@@ -140,25 +141,29 @@ final class FleetState {
         if (t.due(now)) {
           t.inFlight = new Scrape();
           start.add(t);
+          scrapes.add(t.inFlight);
         }
         if (t.inFlight != null) {
           all.add(t.inFlight.done);
         }
       }
     }
-    for (TrackedReplica t : start) {
-      startScrape(t, Objects.requireNonNull(t.inFlight));
+    for (int i = 0; i < start.size(); i++) {
+      startScrape(start.get(i), scrapes.get(i)); // a scrape abandoned meanwhile settles as a no-op
     }
     return all;
   }
 
   private void startScrape(TrackedReplica t, Scrape s) {
+    if (s.settled.get()) {
+      return; // removed or closed since it was claimed
+    }
     Duration timeout = settings.scrapeTimeout();
     try {
       s.cancelOnSettle.add(scheduler.schedule(
           () -> settleFailure(t, s, Failure.TIMEOUT), timeout.toNanos(), TimeUnit.NANOSECONDS));
     } catch (RejectedExecutionException e) {
-      abandon(s);
+      settle(t, s, () -> {}); // closing: release the claim
       return;
     }
     CompletableFuture<HttpResponse<String>> metrics = EngineHttp.send(client,

@@ -132,10 +132,10 @@ public final class FleetView implements AutoCloseable {
       } catch (RuntimeException e) {
         // a discovery that cannot push is polled
       }
-      scheduler.scheduleWithFixedDelay(state::pollDiscovery, 0,
+      scheduler.scheduleWithFixedDelay(guarded(state::pollDiscovery), 0,
           settings.discoveryInterval().toNanos(), TimeUnit.NANOSECONDS);
-      scheduler.scheduleAtFixedRate(state::scrapeDue, 0, settings.scrapeInterval().toNanos(),
-          TimeUnit.NANOSECONDS);
+      scheduler.scheduleAtFixedRate(guarded(state::scrapeDue), 0,
+          settings.scrapeInterval().toNanos(), TimeUnit.NANOSECONDS);
     }
     return this;
   }
@@ -257,6 +257,17 @@ public final class FleetView implements AutoCloseable {
   public CompletionStage<EngineActionResult> isSleeping(String replicaId) {
     Objects.requireNonNull(replicaId, "replicaId");
     return actions.send(replicaId, "/is_sleeping", false).minimalCompletionStage();
+  }
+
+  /** A periodic task that survives its own failure (an escaping exception would cancel it). */
+  private static Runnable guarded(Runnable task) {
+    return () -> {
+      try {
+        task.run();
+      } catch (RuntimeException e) {
+        // this round is lost; the next one runs
+      }
+    };
   }
 
   private boolean submit(Runnable task) {

@@ -45,8 +45,9 @@ final class TrackedReplica {
   private int streak;
   private boolean backingOff;
   private long probeAtNanos;
-  private EngineKind seenKind = EngineKind.UNKNOWN;
-  private @Nullable Boolean sleepProbeSupported;
+  // read without the lock by actions and scrape set-up
+  private volatile EngineKind seenKind = EngineKind.UNKNOWN;
+  private volatile @Nullable Boolean sleepProbeSupported;
   @Nullable Scrape inFlight;
 
   TrackedReplica(ReplicaEndpoint endpoint, int failuresToUnhealthy, Backoff backoff) {

@@ -107,6 +107,26 @@ class FleetDiscoveryTest {
   }
 
   @Test
+  void aScrapeInFlightOfARemovedReplicaIsCancelledAndCannotBringItBack() throws Exception {
+    MutableDiscovery d = new MutableDiscovery();
+    a.answer("/metrics", EngineServer.Answer.held());
+    d.current.set(List.of(ReplicaEndpoint.builder("a", a.uri()).build(),
+        ReplicaEndpoint.builder("b", b.uri()).build()));
+    fleet = FleetView.builder().scrapeTimeout(Duration.ofMinutes(1)).discovery(d).build();
+    var round = fleet.scrapeNow().toCompletableFuture();
+    EngineServer.await("a's scrape in flight", () -> a.count("/metrics") == 1);
+    d.current.set(List.of(ReplicaEndpoint.builder("b", b.uri()).build()));
+    List<Replica> after = fleet.scrapeNow().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    assertThat(after).extracting(Replica::id).containsExactly("b");
+    assertThat(round.get(10, TimeUnit.SECONDS)).as("the round ends with a's scrape abandoned")
+        .isNotNull();
+    a.metrics(fixture(EngineServer.VLLM_V1));
+    a.release();
+    fleet.scrapeNow().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    assertThat(ids()).containsExactly("b");
+  }
+
+  @Test
   void anEndpointThatChangesStartsOver() throws Exception {
     MutableDiscovery d = new MutableDiscovery();
     d.current.set(List.of(ReplicaEndpoint.builder("a", a.uri()).build()));
