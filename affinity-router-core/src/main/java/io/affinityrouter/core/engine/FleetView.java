@@ -12,8 +12,10 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -86,6 +88,8 @@ public final class FleetView implements AutoCloseable {
       wakeUp(replica.id(), List.of());
     }
   };
+  private final Set<CompletableFuture<List<Replica>>> pendingRounds =
+      ConcurrentHashMap.newKeySet(); // scrapeNow() calls whose task close() may drop unrun
   private final AtomicBoolean started = new AtomicBoolean();
   private final AtomicBoolean closed = new AtomicBoolean();
   private volatile AutoCloseable watch = () -> {};
@@ -182,6 +186,8 @@ public final class FleetView implements AutoCloseable {
    */
   public CompletionStage<List<Replica>> scrapeNow() {
     CompletableFuture<List<Replica>> result = new CompletableFuture<>();
+    pendingRounds.add(result);
+    result.whenComplete((r, e) -> pendingRounds.remove(result));
     if (!submit(() -> {
       state.pollDiscovery();
       CompletableFuture.allOf(state.scrapeDue().toArray(new CompletableFuture<?>[0]))
@@ -301,6 +307,9 @@ public final class FleetView implements AutoCloseable {
     scheduler.shutdownNow();
     state.abandonAll();
     actions.closeAll();
+    for (CompletableFuture<List<Replica>> round : List.copyOf(pendingRounds)) {
+      round.complete(state.snapshot());
+    }
     state.first.completeExceptionally(new IllegalStateException("closed before a first scrape"));
     if (ownedExecutor != null) {
       ownedExecutor.shutdownNow();

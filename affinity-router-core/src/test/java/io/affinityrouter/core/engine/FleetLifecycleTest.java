@@ -61,6 +61,28 @@ class FleetLifecycleTest {
   }
 
   @Test
+  void aScrapeNowQueuedBehindABusySchedulerCompletesOnClose() throws Exception {
+    CountDownLatch polling = new CountDownLatch(1);
+    CountDownLatch never = new CountDownLatch(1);
+    io.affinityrouter.spi.ReplicaDiscovery stuck = () -> {
+      polling.countDown();
+      try {
+        never.await(); // a registry that hangs, holding the scheduler thread
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      return List.of();
+    };
+    FleetView fleet = FleetView.builder().discovery(stuck).build();
+    var busy = fleet.scrapeNow().toCompletableFuture();
+    polling.await(10, TimeUnit.SECONDS);
+    var queued = fleet.scrapeNow().toCompletableFuture();
+    fleet.close();
+    assertThat(queued.get(10, TimeUnit.SECONDS)).isEmpty();
+    assertThat(busy.get(10, TimeUnit.SECONDS)).isEmpty();
+  }
+
+  @Test
   void readersSeeWholeConsistentSnapshotsWhileScrapesAndFailuresRace() throws Exception {
     String body = fixture(EngineServer.VLLM_V1);
     List<EngineServer> servers = new ArrayList<>();
