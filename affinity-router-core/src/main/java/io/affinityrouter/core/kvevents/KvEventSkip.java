@@ -1,0 +1,31 @@
+package io.affinityrouter.core.kvevents;
+
+/**
+ * Why a decoded KV event was not applied to the sink. Each skip is counted in
+ * {@link KvEventStats#skipped(KvEventSkip)}; none of them stops the subscriber.
+ */
+public enum KvEventSkip {
+  /** A {@code BlockStored} or {@code BlockRemoved} for a tier other than GPU memory ({@code medium}). */
+  NOT_GPU,
+  /**
+   * A {@code BlockStored} of a KV-cache group that is not full attention ({@code kv_cache_spec_kind}
+   * other than {@code full_attention} or {@code mla_attention}, e.g. sliding window or Mamba): its
+   * blocks do not make a prefix hit on their own.
+   */
+  NOT_FULL_ATTENTION,
+  /** A {@code BlockStored} without token ids, or with token ids that are not plain integers. */
+  NO_TOKENS,
+  /**
+   * A page shorter than the engine's pages seen before (SGLang's last, partial page of a radix node),
+   * or pages that do not add up to whole router blocks.
+   */
+  PARTIAL_PAGE,
+  /** An engine block size that is neither a multiple nor a divisor of the router's block size. */
+  UNALIGNED_BLOCK_SIZE,
+  /** An event whose fields have the wrong types or disagree (token count ≠ blocks × block size). */
+  MALFORMED_EVENT,
+  /** An event whose tag is none of {@code BlockStored}, {@code BlockRemoved}, {@code AllBlocksCleared}. */
+  UNKNOWN_EVENT,
+  /** The sink threw for the event. */
+  SINK_REJECTED
+}

@@ -1,0 +1,277 @@
+package io.affinityrouter.core.kvevents;
+
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
+import org.zeromq.SocketType;
+import org.zeromq.ZContext;
+import org.zeromq.ZMQ;
+import org.zeromq.ZMQException;
+
+/**
+ * One data-parallel rank's stream: a SUB socket on the publisher, sequence tracking, replays from
+ * its ROUTER socket, and the rank's {@link KvEventDecoder}. Runs on its own thread until
+ * {@link #stop()}: every socket is created, used and closed by that thread.
+ */
+final class Subscription implements Runnable {
+  /** The replay stream's end marker: sequence number -1 as 8 signed big-endian bytes. */
+  static final long END_OF_REPLAY = -1;
+  private static final int POLL_MILLIS = 50;
+  private static final int ZMQ_TERMINATED = 156384765; // ETERM: the context is being closed
+
+  private final ZContext context;
+  private final String endpoint;
+  private final @Nullable String replayEndpoint;
+  private final byte[] topic;
+  private final long replayTimeoutNanos;
+  private final long backoffMillis;
+  private final long maxBackoffMillis;
+  private final KvEventDecoder decoder;
+  private final KvEventCounters counters;
+  private final String monitorAddress;
+  private final CountDownLatch stopped = new CountDownLatch(1);
+  private volatile boolean running = true;
+
+  private ZMQ.@Nullable Socket dealer;
+  private long expected = -1; // next sequence number, -1 before the first message
+  private long duplicatesFrom;
+  private long duplicatesTo;
+  private int connections;
+
+  Subscription(ZContext context, String endpoint, @Nullable String replayEndpoint, String topic,
+      long replayTimeoutNanos, long backoffMillis, long maxBackoffMillis, KvEventDecoder decoder,
+      KvEventCounters counters, String monitorAddress) {
+    this.context = context;
+    this.endpoint = endpoint;
+    this.replayEndpoint = replayEndpoint;
+    this.topic = topic.getBytes(StandardCharsets.UTF_8);
+    this.replayTimeoutNanos = replayTimeoutNanos;
+    this.backoffMillis = backoffMillis;
+    this.maxBackoffMillis = maxBackoffMillis;
+    this.decoder = decoder;
+    this.counters = counters;
+    this.monitorAddress = monitorAddress;
+  }
+
+  /** Asks the thread to stop; it does within one poll interval ({@value #POLL_MILLIS} ms). */
+  void stop() {
+    running = false;
+    stopped.countDown();
+  }
+
+  @Override
+  public void run() {
+    long backoff = backoffMillis;
+    while (running) {
+      try {
+        if (session()) {
+          backoff = backoffMillis;
+        }
+      } catch (ZMQException e) {
+        if (!running || e.getErrorCode() == ZMQ_TERMINATED) {
+          return;
+        }
+        counters.reconnects.increment();
+        // the sockets are rebuilt after a pause that doubles while errors repeat
+        await(backoff);
+        backoff = Math.min(maxBackoffMillis, backoff * 2);
+      }
+    }
+  }
+
+  /** Runs sockets until stopped or an error; true if it received anything. */
+  private boolean session() {
+    ZMQ.Socket sub = null;
+    ZMQ.Socket monitor = null;
+    boolean received = false;
+    try {
+      sub = context.createSocket(SocketType.SUB);
+      sub.setLinger(0);
+      sub.setReconnectIVL(backoffMillis);
+      sub.setReconnectIVLMax(maxBackoffMillis);
+      sub.setReceiveTimeOut(POLL_MILLIS);
+      sub.subscribe(topic);
+      sub.monitor(monitorAddress, ZMQ.EVENT_CONNECTED);
+      monitor = context.createSocket(SocketType.PAIR);
+      monitor.setLinger(0);
+      monitor.connect(monitorAddress);
+      sub.connect(endpoint);
+      while (running) {
+        countConnections(monitor);
+        byte[] topicFrame = sub.recv();
+        if (topicFrame == null) {
+          continue;
+        }
+        received = true;
+        byte[] seq = sub.hasReceiveMore() ? sub.recv() : null;
+        byte[] payload = seq != null && sub.hasReceiveMore() ? sub.recv() : null;
+        boolean extra = false;
+        while (sub.hasReceiveMore()) {
+          sub.recv();
+          extra = true;
+        }
+        if (seq == null || seq.length != 8 || payload == null || extra) {
+          counters.decodeErrors.increment();
+          continue;
+        }
+        onMessage(toLong(seq), payload);
+      }
+      return received;
+    } finally {
+      closeDealer();
+      if (sub != null) {
+        sub.close();
+      }
+      if (monitor != null) {
+        monitor.close();
+      }
+    }
+  }
+
+  private void countConnections(ZMQ.Socket monitor) {
+    ZMQ.Event event;
+    while ((event = ZMQ.Event.recv(monitor, ZMQ.DONTWAIT)) != null) {
+      if (event.getEvent() == ZMQ.EVENT_CONNECTED && connections++ > 0) {
+        counters.reconnects.increment();
+      }
+    }
+  }
+
+  void onMessage(long seq, byte[] payload) {
+    if (expected < 0 || seq == expected) {
+      if (seq >= duplicatesTo) {
+        duplicatesFrom = duplicatesTo = 0;
+      }
+      decoder.decode(payload);
+      expected = seq + 1;
+      return;
+    }
+    if (seq < expected) {
+      if (seq >= duplicatesFrom && seq < duplicatesTo) {
+        counters.duplicates.increment();
+        return;
+      }
+      // numbers start over: a new publisher, whose engine starts with an empty cache
+      counters.restarts.increment();
+      decoder.clear();
+      duplicatesFrom = duplicatesTo = 0;
+      expected = 0;
+      if (seq == 0) {
+        decoder.decode(payload);
+        expected = 1;
+        return;
+      }
+    }
+    counters.gaps.increment();
+    long gapStart = expected;
+    long next = replay(gapStart, seq);
+    if (next < 0) {
+      counters.replayFailures.increment();
+      decoder.clear();
+      next = seq;
+    }
+    if (next == seq) {
+      decoder.decode(payload);
+      next = seq + 1;
+    }
+    expected = next;
+    duplicatesFrom = gapStart;
+    duplicatesTo = next;
+  }
+
+  /**
+   * Asks the replay socket for every batch from {@code from} on and applies them in order.
+   *
+   * @return the sequence number after the last batch applied (at least {@code liveSeq} when the gap
+   *     closed), or -1 if the gap could not be closed
+   */
+  private long replay(long from, long liveSeq) {
+    if (replayEndpoint == null) {
+      return -1;
+    }
+    counters.replays.increment();
+    ZMQ.Socket socket = dealer();
+    socket.sendMore(new byte[0]);
+    socket.send(toBytes(from));
+    long next = from;
+    long deadline = System.nanoTime() + replayTimeoutNanos;
+    while (running) {
+      if (System.nanoTime() - deadline > 0) {
+        closeDealer(); // replies still on their way must not answer the next request
+        return -1;
+      }
+      byte[] first = socket.recv();
+      if (first == null) {
+        continue;
+      }
+      byte[] seq = first.length == 0 && socket.hasReceiveMore() ? socket.recv() : first;
+      byte[] payload = socket.hasReceiveMore() ? socket.recv() : null;
+      while (socket.hasReceiveMore()) {
+        socket.recv();
+      }
+      if (seq.length != 8 || payload == null) {
+        closeDealer();
+        return -1;
+      }
+      long s = toLong(seq);
+      if (s == END_OF_REPLAY) {
+        return next >= liveSeq ? next : -1;
+      }
+      if (s < next) {
+        continue;
+      }
+      if (s > next) {
+        closeDealer(); // the publisher no longer holds the batches of the gap
+        return -1;
+      }
+      decoder.decode(payload);
+      next = s + 1;
+    }
+    return -1;
+  }
+
+  private ZMQ.Socket dealer() {
+    if (dealer == null) {
+      ZMQ.Socket socket = context.createSocket(SocketType.DEALER);
+      socket.setLinger(0);
+      socket.setReceiveTimeOut(POLL_MILLIS);
+      socket.connect(replayEndpoint);
+      dealer = socket;
+    }
+    return dealer;
+  }
+
+  private void closeDealer() {
+    if (dealer != null) {
+      dealer.close();
+      dealer = null;
+    }
+  }
+
+  private void await(long millis) {
+    try {
+      stopped.await(millis, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      running = false;
+    }
+  }
+
+  static long toLong(byte[] b) {
+    long v = 0;
+    for (int i = 0; i < 8; i++) {
+      v = (v << 8) | (b[i] & 0xFF);
+    }
+    return v;
+  }
+
+  static byte[] toBytes(long v) {
+    byte[] b = new byte[8];
+    for (int i = 7; i >= 0; i--) {
+      b[i] = (byte) v;
+      v >>>= 8;
+    }
+    return b;
+  }
+}

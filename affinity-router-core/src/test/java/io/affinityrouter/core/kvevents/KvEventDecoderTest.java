@@ -1,0 +1,336 @@
+package io.affinityrouter.core.kvevents;
+
+import static io.affinityrouter.core.kvevents.RecordingSink.cleared;
+import static io.affinityrouter.core.kvevents.RecordingSink.removed;
+import static io.affinityrouter.core.kvevents.RecordingSink.stored;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.affinityrouter.PrefixCacheEvents;
+import io.affinityrouter.Replica;
+import io.affinityrouter.Router;
+import io.affinityrouter.RoutingDecision;
+import io.affinityrouter.RoutingRequest;
+import io.affinityrouter.core.AffinityRouter;
+import io.affinityrouter.core.Prompts;
+import java.io.IOException;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.stream.IntStream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.api.Test;
+import org.msgpack.core.MessageBufferPacker;
+import org.msgpack.core.MessagePack;
+
+/** The payload decoder on bytes built with msgpack-java's packer, in both of vLLM's encodings. */
+class KvEventDecoderTest {
+  private static final long BIG = Long.parseUnsignedLong("15760518052499183552"); // > 2^63
+
+  private final RecordingSink sink = new RecordingSink();
+  private final KvEventDecoder decoder = KvEventDecoder.create(sink, "r1", "m", 16);
+
+  private static Batches encoding(boolean maps) {
+    return maps ? Batches.maps() : Batches.arrays();
+  }
+
+  private static int[] range(int from, int to) {
+    return IntStream.range(from, to).toArray();
+  }
+
+  @ParameterizedTest(name = "map events: {0}")
+  @ValueSource(booleans = {false, true})
+  void storedRemovedAndClearedReachTheSinkInOrder(boolean maps) {
+    byte[] batch = encoding(maps)
+        .stored(new long[] {100, BIG}, null, range(0, 32), 16)
+        .stored(new long[] {102}, BIG, range(32, 48), 16)
+        .removed(102, BIG)
+        .cleared()
+        .build();
+    assertThat(decoder.decode(batch)).isTrue();
+    assertThat(sink.calls()).containsExactly(
+        stored("r1", "m", null, new long[] {100, BIG}, range(0, 32), 16),
+        stored("r1", "m", BIG, new long[] {102}, range(32, 48), 16),
+        removed("r1", 102, BIG),
+        cleared("r1"));
+    KvEventStats stats = decoder.stats();
+    assertThat(stats.batches()).isEqualTo(1);
+    assertThat(stats.events()).isEqualTo(4);
+    assertThat(stats.skippedTotal()).isZero();
+    assertThat(stats.decodeErrors()).isZero();
+  }
+
+  @ParameterizedTest(name = "map events: {0}")
+  @ValueSource(booleans = {false, true})
+  void aMapBatchDecodesAsAnArrayBatchDoes(boolean maps) {
+    assertThat(decoder.decode(encoding(maps).stored(new long[] {7}, null, range(0, 16), 16)
+        .build(true))).isTrue();
+    assertThat(sink.calls()).containsExactly(
+        stored("r1", "m", null, new long[] {7}, range(0, 16), 16));
+  }
+
+  @Test
+  void unsigned64BitHashesKeepTheirBits() throws IOException {
+    MessageBufferPacker p = MessagePack.newDefaultBufferPacker();
+    // [ts, [["BlockRemoved", [2^64 - 1, 2^63, BIG], nil]]] with the hashes as msgpack uint64
+    p.packArrayHeader(2).packDouble(1.0).packArrayHeader(1).packArrayHeader(3)
+        .packString("BlockRemoved").packArrayHeader(3)
+        .packBigInteger(new java.math.BigInteger("18446744073709551615"))
+        .packBigInteger(java.math.BigInteger.ONE.shiftLeft(63))
+        .packBigInteger(new java.math.BigInteger(Long.toUnsignedString(BIG))).packNil();
+    assertThat(decoder.decode(p.toByteArray())).isTrue();
+    assertThat(sink.calls()).containsExactly(removed("r1", -1L, Long.MIN_VALUE, BIG));
+  }
+
+  @Test
+  void byteHashesAreTheirLastEightBytesBigEndian() throws IOException {
+    byte[] digest = new byte[32];
+    for (int i = 0; i < 32; i++) {
+      digest[i] = (byte) (0xA0 + i);
+    }
+    long last8 = 0xB8B9BABBBCBDBEBFL;
+    MessageBufferPacker p = MessagePack.newDefaultBufferPacker();
+    p.packArrayHeader(3).packDouble(1.0).packArrayHeader(1).packArrayHeader(7)
+        .packString("BlockStored").packArrayHeader(1).packBinaryHeader(32).writePayload(digest);
+    p.packBinaryHeader(3).writePayload(new byte[] {1, 2, 3}); // a short parent: its value
+    p.packArrayHeader(16);
+    for (int t = 0; t < 16; t++) {
+      p.packInt(t);
+    }
+    p.packInt(16).packNil().packString("GPU").packNil();
+    assertThat(decoder.decode(p.toByteArray())).isTrue();
+    assertThat(sink.calls()).containsExactly(
+        stored("r1", "m", 0x010203L, new long[] {last8}, range(0, 16), 16));
+  }
+
+  @Test
+  void unknownKeysTrailingFieldsAndTheOldestFormAreAccepted() throws IOException {
+    MessageBufferPacker p = MessagePack.newDefaultBufferPacker();
+    p.packMapHeader(4).packString("ts").packDouble(2.0).packString("future").packArrayHeader(2)
+        .packInt(1).packString("x").packString("events").packArrayHeader(3);
+    // map event with keys this decoder does not know, "type" last
+    p.packMapHeader(8).packString("block_hashes").packArrayHeader(1).packInt(5)
+        .packString("cache_salt").packString("s").packString("parent_block_hash").packNil()
+        .packString("token_ids").packArrayHeader(16);
+    for (int t = 0; t < 16; t++) {
+      p.packInt(t);
+    }
+    p.packString("block_size").packInt(16).packString("metadata").packMapHeader(1)
+        .packString("k").packInt(1).packString("medium").packString("GPU")
+        .packString("type").packString("BlockStored");
+    // array event with fields past kv_cache_spec_sliding_window
+    p.packArrayHeader(6).packString("BlockRemoved").packArrayHeader(1).packInt(5)
+        .packString("GPU").packInt(0).packString("later").packArrayHeader(0);
+    // vLLM 0.9's six fields
+    p.packArrayHeader(6).packString("BlockStored").packArrayHeader(1).packInt(6).packInt(5)
+        .packArrayHeader(16);
+    for (int t = 16; t < 32; t++) {
+      p.packInt(t);
+    }
+    p.packInt(16).packNil();
+    p.packString("data_parallel_rank").packInt(3);
+    assertThat(decoder.decode(p.toByteArray())).isTrue();
+    assertThat(sink.calls()).containsExactly(
+        stored("r1", "m", null, new long[] {5}, range(0, 16), 16),
+        removed("r1", 5),
+        stored("r1", "m", 5L, new long[] {6}, range(16, 32), 16));
+  }
+
+  @ParameterizedTest(name = "map events: {0}")
+  @ValueSource(booleans = {false, true})
+  void everyTruncationIsCountedAndNothingThrows(boolean maps) {
+    byte[] batch = encoding(maps).stored(new long[] {BIG}, 9L, range(0, 16), 16)
+        .removed(BIG).build();
+    for (int n = 0; n < batch.length; n++) {
+      assertThat(decoder.decode(batch, 0, n)).as("first %d bytes", n).isFalse();
+    }
+    assertThat(decoder.stats().decodeErrors()).isEqualTo(batch.length);
+    assertThat(decoder.decode(batch)).isTrue();
+  }
+
+  @Test
+  void garbageNeverThrows() {
+    Random random = new Random(42);
+    for (int i = 0; i < 20_000; i++) {
+      byte[] junk = new byte[random.nextInt(64)];
+      random.nextBytes(junk);
+      decoder.decode(junk);
+    }
+    KvEventStats stats = decoder.stats();
+    assertThat(stats.decodeErrors() + stats.batches()).isEqualTo(20_000);
+    assertThat(stats.decodeErrors()).isGreaterThan(19_000);
+  }
+
+  @Test
+  void aHugeLengthHeaderIsAnErrorNotAnAllocation() throws IOException {
+    MessageBufferPacker p = MessagePack.newDefaultBufferPacker();
+    p.packArrayHeader(2).packDouble(1.0).packArrayHeader(Integer.MAX_VALUE);
+    assertThat(decoder.decode(p.toByteArray())).isFalse();
+  }
+
+  @ParameterizedTest(name = "map events: {0}")
+  @ValueSource(booleans = {false, true})
+  void otherTiersAndGroupsThatAreNotFullAttentionAreSkipped(boolean maps) {
+    byte[] batch = encoding(maps)
+        .stored(new long[] {1}, null, range(0, 16), 16, "CPU", "full_attention")
+        .stored(new long[] {2}, null, range(0, 16), 16, "GPU", "sliding_window")
+        .stored(new long[] {3}, null, range(0, 16), 16, "GPU", "mamba")
+        .stored(new long[] {4}, null, range(0, 16), 16, null, null)
+        .stored(new long[] {5}, null, range(0, 16), 16, "gpu", "mla_attention")
+        .build();
+    assertThat(decoder.decode(batch)).isTrue();
+    assertThat(sink.calls()).containsExactly(
+        stored("r1", "m", null, new long[] {4}, range(0, 16), 16),
+        stored("r1", "m", null, new long[] {5}, range(0, 16), 16));
+    assertThat(decoder.stats().skipped(KvEventSkip.NOT_GPU)).isEqualTo(1);
+    assertThat(decoder.stats().skipped(KvEventSkip.NOT_FULL_ATTENTION)).isEqualTo(2);
+  }
+
+  @ParameterizedTest(name = "map events: {0}")
+  @ValueSource(booleans = {false, true})
+  void sglangPagesOfOneTokenAccumulateIntoRouterBlocks(boolean maps) {
+    // One BlockStored per page of one token, each chained to the page before (SGLang page_size 1).
+    Batches b = encoding(maps);
+    long[] page = new long[40];
+    for (int i = 0; i < 40; i++) {
+      page[i] = -1000L - i; // SGLang's hashes are signed 64-bit
+      b.stored(new long[] {page[i]}, i == 0 ? null : page[i - 1], new int[] {500 + i}, 1);
+    }
+    // a second prompt diverging after 8 tokens: branches off page 7
+    long[] other = new long[8];
+    for (int i = 0; i < 8; i++) {
+      other[i] = 9000 + i;
+      b.stored(new long[] {other[i]}, i == 0 ? page[7] : other[i - 1], new int[] {700 + i}, 1);
+    }
+    assertThat(decoder.decode(b.build())).isTrue();
+    int[] branch = new int[16];
+    System.arraycopy(range(500, 508), 0, branch, 0, 8);
+    System.arraycopy(range(700, 708), 0, branch, 8, 8);
+    assertThat(sink.calls()).containsExactly(
+        stored("r1", "m", null, new long[] {page[15]}, range(500, 516), 16),
+        stored("r1", "m", page[15], new long[] {page[31]}, range(516, 532), 16),
+        stored("r1", "m", null, new long[] {other[7]}, branch, 16));
+    assertThat(decoder.stats().skippedTotal()).isZero();
+  }
+
+  @Test
+  void pagesOfFourTokensAndLargerEngineBlocks() {
+    KvEventDecoder d8 = KvEventDecoder.create(sink, "r1", null, 8);
+    byte[] batch = Batches.maps()
+        .stored(new long[] {1, 2}, null, range(0, 8), 4) // two pages in one event
+        .stored(new long[] {3}, 2L, range(8, 12), 4)
+        .stored(new long[] {4}, 3L, range(12, 16), 4)
+        .build();
+    assertThat(d8.decode(batch)).isTrue();
+    assertThat(d8.decode(Batches.arrays().stored(new long[] {5}, 4L, range(16, 32), 16).build()))
+        .isTrue();
+    assertThat(sink.calls()).containsExactly(
+        stored("r1", null, null, new long[] {2}, range(0, 8), 8),
+        stored("r1", null, 2L, new long[] {4}, range(8, 16), 8),
+        stored("r1", null, 4L, new long[] {5}, range(16, 32), 16));
+  }
+
+  @Test
+  void partialPagesUnalignedBlocksAndEventsWithoutTokensAreSkipped() throws IOException {
+    MessageBufferPacker bigram = MessagePack.newDefaultBufferPacker();
+    bigram.packMapHeader(5).packString("type").packString("BlockStored")
+        .packString("block_hashes").packArrayHeader(1).packInt(30)
+        .packString("parent_block_hash").packNil()
+        .packString("token_ids").packArrayHeader(1).packArrayHeader(2).packInt(1).packInt(2)
+        .packString("block_size").packInt(1);
+    MessageBufferPacker unknown = MessagePack.newDefaultBufferPacker();
+    unknown.packArrayHeader(2).packString("BlockMoved").packInt(1);
+    byte[] batch = Batches.maps()
+        .stored(new long[] {10}, null, range(0, 16), 16)
+        .stored(new long[] {11}, 10L, range(16, 20), 4) // the node's last, partial page
+        .stored(new long[] {12}, null, range(0, 24), 24) // neither multiple nor divisor of 16
+        .stored(new long[] {13}, null, new int[0], 16)
+        .raw(bigram.toByteArray())
+        .stored(new long[] {14, 15}, null, range(0, 16), 16) // 2 blocks, 16 tokens
+        .raw(unknown.toByteArray())
+        .build();
+    assertThat(decoder.decode(batch)).isTrue();
+    assertThat(sink.calls()).containsExactly(
+        stored("r1", "m", null, new long[] {10}, range(0, 16), 16));
+    KvEventStats stats = decoder.stats();
+    assertThat(stats.skipped(KvEventSkip.PARTIAL_PAGE)).isEqualTo(1);
+    assertThat(stats.skipped(KvEventSkip.UNALIGNED_BLOCK_SIZE)).isEqualTo(1);
+    assertThat(stats.skipped(KvEventSkip.NO_TOKENS)).isEqualTo(2);
+    assertThat(stats.skipped(KvEventSkip.MALFORMED_EVENT)).isEqualTo(1);
+    assertThat(stats.skipped(KvEventSkip.UNKNOWN_EVENT)).isEqualTo(1);
+    assertThat(stats.events()).isEqualTo(7);
+  }
+
+  @Test
+  void aSinkThatThrowsIsCountedAndTheRestOfTheBatchStillApplies() {
+    PrefixCacheEvents failing = new PrefixCacheEvents() {
+      @Override
+      public void blocksStored(String replicaId, String model, String tenant, Long parent,
+          long[] hashes, int[] tokens, int blockSize) {
+        throw new IllegalArgumentException("engineBlockSize");
+      }
+
+      @Override
+      public void blocksRemoved(String replicaId, long[] hashes) {
+        sink.blocksRemoved(replicaId, hashes);
+      }
+
+      @Override
+      public void allBlocksCleared(String replicaId) {}
+    };
+    KvEventDecoder d = KvEventDecoder.create(failing, "r1", null, 16);
+    assertThat(d.decode(Batches.arrays().stored(new long[] {1}, null, range(0, 16), 16)
+        .removed(1).build())).isTrue();
+    assertThat(d.stats().skipped(KvEventSkip.SINK_REJECTED)).isEqualTo(1);
+    assertThat(sink.calls()).containsExactly(removed("r1", 1));
+  }
+
+  @Test
+  void aLoraAdaptersBlocksAreStoredForTheAdapter() throws IOException {
+    MessageBufferPacker p = MessagePack.newDefaultBufferPacker();
+    p.packArrayHeader(2).packDouble(1.0).packArrayHeader(2);
+    for (int i = 0; i < 2; i++) {
+      p.packArrayHeader(8).packString("BlockStored").packArrayHeader(1).packInt(40 + i).packNil()
+          .packArrayHeader(16);
+      for (int t = 0; t < 16; t++) {
+        p.packInt(t);
+      }
+      p.packInt(16).packInt(1).packString("GPU").packString("sql-adapter");
+    }
+    assertThat(decoder.decode(p.toByteArray())).isTrue();
+    assertThat(sink.calls()).containsExactly(
+        stored("r1", "sql-adapter", null, new long[] {40}, range(0, 16), 16),
+        stored("r1", "sql-adapter", null, new long[] {41}, range(0, 16), 16));
+  }
+
+  @Test
+  void sglangPagesSteerARealRouter() {
+    Router router = AffinityRouter.builder().build();
+    List<Replica> fleet = Prompts.replicas(4);
+    int[] prompt = Prompts.tokens(3, 64);
+    KvEventDecoder d = KvEventDecoder.create(router.cacheEvents(), "r2", null, 16);
+    Batches b = Batches.maps();
+    for (int i = 0; i < 64; i++) {
+      b.stored(new long[] {i + 1}, i == 0 ? null : (long) i, new int[] {prompt[i]}, 1);
+    }
+    assertThat(d.decode(b.build())).isTrue();
+    // SGLang evicts the leaf's pages: the last router block's pages, 49..64
+    long[] leaf = java.util.stream.LongStream.rangeClosed(49, 64).toArray();
+    assertThat(d.decode(Batches.maps().removed(leaf).build())).isTrue();
+    RoutingDecision decision =
+        router.select(RoutingRequest.builder().promptTokens(prompt).build(), fleet);
+    decision.lease().close();
+    assertThat(decision.replica().id()).isEqualTo("r2");
+    assertThat(decision.matchedBlocks()).isEqualTo(3);
+    assertThat(d.stats().skippedTotal()).isZero();
+  }
+
+  @Test
+  void settingsAreCheckedAtTheBoundary() {
+    assertThatThrownBy(() -> KvEventDecoder.create(sink, "", null, 16))
+        .hasMessage("replicaId: \"\" (expected: not empty)");
+    assertThatThrownBy(() -> KvEventDecoder.create(sink, "r1", null, 0))
+        .hasMessage("routerBlockSize: 0 (expected: > 0)");
+  }
+}
