@@ -1,6 +1,7 @@
 package io.affinityrouter.core.kvevents;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
@@ -18,6 +19,7 @@ final class Subscription implements Runnable {
   /** The replay stream's end marker: sequence number -1 as 8 signed big-endian bytes. */
   static final long END_OF_REPLAY = -1;
   private static final int POLL_MILLIS = 50;
+  private static final long RESEND_NANOS = 250_000_000;
   private static final int ZMQ_TERMINATED = 156384765; // ETERM: the context is being closed
 
   private final ZContext context;
@@ -35,6 +37,7 @@ final class Subscription implements Runnable {
 
   private ZMQ.@Nullable Socket dealer;
   private long expected = -1; // next sequence number, -1 before the first message
+  private byte @Nullable [] lastPayload; // the batch at expected - 1, as applied
   private long duplicatesFrom;
   private long duplicatesTo;
   private int connections;
@@ -97,6 +100,9 @@ final class Subscription implements Runnable {
       monitor.setLinger(0);
       monitor.connect(monitorAddress);
       sub.connect(endpoint);
+      if (replayEndpoint != null) {
+        dealer(); // connected ahead of the first gap: a request sent while connecting can be lost
+      }
       while (running) {
         countConnections(monitor);
         byte[] topicFrame = sub.recv();
@@ -143,8 +149,7 @@ final class Subscription implements Runnable {
       if (seq >= duplicatesTo) {
         duplicatesFrom = duplicatesTo = 0;
       }
-      decoder.decode(payload);
-      expected = seq + 1;
+      apply(seq, payload);
       return;
     }
     if (seq < expected) {
@@ -157,9 +162,9 @@ final class Subscription implements Runnable {
       decoder.clear();
       duplicatesFrom = duplicatesTo = 0;
       expected = 0;
+      lastPayload = null;
       if (seq == 0) {
-        decoder.decode(payload);
-        expected = 1;
+        apply(seq, payload);
         return;
       }
     }
@@ -172,12 +177,18 @@ final class Subscription implements Runnable {
       next = seq;
     }
     if (next == seq) {
-      decoder.decode(payload);
+      apply(seq, payload);
       next = seq + 1;
     }
     expected = next;
     duplicatesFrom = gapStart;
     duplicatesTo = next;
+  }
+
+  private void apply(long seq, byte[] payload) {
+    decoder.decode(payload);
+    expected = seq + 1;
+    lastPayload = payload;
   }
 
   /**
@@ -191,44 +202,77 @@ final class Subscription implements Runnable {
       return -1;
     }
     counters.replays.increment();
+    // From the last batch applied: if the publisher's copy differs, it is not the same stream
+    // (a restarted engine already past the old numbers) and the gap cannot be closed.
+    byte[] check = from > 0 ? lastPayload : null;
+    long start = check != null ? from - 1 : from;
+    long[] resent = {0};
+    long next = replayStream(start, liveSeq, check, resent);
+    if (resent[0] > 0) {
+      resetDealer(); // the answer to an earlier copy of the request may still come
+    }
+    return next;
+  }
+
+  private long replayStream(long start, long liveSeq, byte @Nullable [] check, long[] resent) {
     ZMQ.Socket socket = dealer();
-    socket.sendMore(new byte[0]);
-    socket.send(toBytes(from));
-    long next = from;
-    long deadline = System.nanoTime() + replayTimeoutNanos;
+    request(socket, start);
+    long next = start;
+    long now = System.nanoTime();
+    long deadline = now + replayTimeoutNanos;
+    long resendAt = now + RESEND_NANOS;
+    boolean answered = false;
     while (running) {
-      if (System.nanoTime() - deadline > 0) {
-        closeDealer(); // replies still on their way must not answer the next request
+      now = System.nanoTime();
+      if (now - deadline > 0) {
+        resetDealer();
         return -1;
       }
       byte[] first = socket.recv();
       if (first == null) {
+        if (!answered && now - resendAt > 0) {
+          // a request sent while the socket (re)connects can be lost: ask again
+          request(socket, start);
+          resent[0]++;
+          resendAt = now + RESEND_NANOS;
+        }
         continue;
       }
+      answered = true;
       byte[] seq = first.length == 0 && socket.hasReceiveMore() ? socket.recv() : first;
       byte[] payload = socket.hasReceiveMore() ? socket.recv() : null;
       while (socket.hasReceiveMore()) {
         socket.recv();
       }
       if (seq.length != 8 || payload == null) {
-        closeDealer();
+        resetDealer();
         return -1;
       }
       long s = toLong(seq);
       if (s == END_OF_REPLAY) {
-        return next >= liveSeq ? next : -1;
+        return check == null && next >= liveSeq ? next : -1;
       }
       if (s < next) {
         continue;
       }
-      if (s > next) {
-        closeDealer(); // the publisher no longer holds the batches of the gap
+      if (s > next || check != null && !Arrays.equals(check, payload)) {
+        resetDealer(); // the publisher no longer holds the batches of the gap, or another stream
         return -1;
       }
-      decoder.decode(payload);
+      if (check != null) {
+        check = null;
+      } else {
+        decoder.decode(payload);
+        lastPayload = payload;
+      }
       next = s + 1;
     }
     return -1;
+  }
+
+  private static void request(ZMQ.Socket socket, long start) {
+    socket.sendMore(new byte[0]);
+    socket.send(toBytes(start));
   }
 
   private ZMQ.Socket dealer() {
@@ -240,6 +284,12 @@ final class Subscription implements Runnable {
       dealer = socket;
     }
     return dealer;
+  }
+
+  /** Replaces the replay socket, so replies still on their way cannot answer the next request. */
+  private void resetDealer() {
+    closeDealer();
+    dealer();
   }
 
   private void closeDealer() {

@@ -16,6 +16,14 @@ final class Batches {
   private int events;
   private final MessageBufferPacker body = MessagePack.newDefaultBufferPacker();
 
+  private static final java.util.concurrent.atomic.AtomicLong CLOCK =
+      new java.util.concurrent.atomic.AtomicLong();
+
+  /** An empty batch, each with its own timestamp (as vLLM's are): nothing for the sink. */
+  static byte[] empty() {
+    return arrays().build();
+  }
+
   private Batches(boolean maps) {
     this.maps = maps;
   }
@@ -131,12 +139,12 @@ final class Batches {
   byte[] build(boolean mapBatch) {
     try {
       if (mapBatch) {
-        p.packMapHeader(3).packString("ts").packDouble(1789095808.5);
+        p.packMapHeader(3).packString("ts").packDouble(1789095808.5 + CLOCK.incrementAndGet() * 1e-3);
         p.packString("events").packArrayHeader(events);
         p.writePayload(body.toByteArray());
         p.packString("data_parallel_rank").packInt(0);
       } else {
-        p.packArrayHeader(3).packDouble(1789095808.5).packArrayHeader(events);
+        p.packArrayHeader(3).packDouble(1789095808.5 + CLOCK.incrementAndGet() * 1e-3).packArrayHeader(events);
         p.writePayload(body.toByteArray());
         p.packInt(0);
       }

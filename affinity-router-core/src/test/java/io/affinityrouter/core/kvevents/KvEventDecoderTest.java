@@ -308,21 +308,21 @@ class KvEventDecoderTest {
   void sglangPagesSteerARealRouter() {
     Router router = AffinityRouter.builder().build();
     List<Replica> fleet = Prompts.replicas(4);
-    int[] prompt = Prompts.tokens(3, 64);
+    int[] prompt = Prompts.tokens(3, 1024);
     KvEventDecoder d = KvEventDecoder.create(router.cacheEvents(), "r2", null, 16);
     Batches b = Batches.maps();
-    for (int i = 0; i < 64; i++) {
+    for (int i = 0; i < 1024; i++) {
       b.stored(new long[] {i + 1}, i == 0 ? null : (long) i, new int[] {prompt[i]}, 1);
     }
     assertThat(d.decode(b.build())).isTrue();
-    // SGLang evicts the leaf's pages: the last router block's pages, 49..64
-    long[] leaf = java.util.stream.LongStream.rangeClosed(49, 64).toArray();
+    // SGLang evicts the leaf's pages: the last router block's pages, 1009..1024
+    long[] leaf = java.util.stream.LongStream.rangeClosed(1009, 1024).toArray();
     assertThat(d.decode(Batches.maps().removed(leaf).build())).isTrue();
     RoutingDecision decision =
         router.select(RoutingRequest.builder().promptTokens(prompt).build(), fleet);
     decision.lease().close();
     assertThat(decision.replica().id()).isEqualTo("r2");
-    assertThat(decision.matchedBlocks()).isEqualTo(3);
+    assertThat(decision.matchedBlocks()).isEqualTo(63);
     assertThat(d.stats().skippedTotal()).isZero();
   }
 

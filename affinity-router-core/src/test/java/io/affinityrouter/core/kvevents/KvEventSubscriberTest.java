@@ -1,0 +1,302 @@
+package io.affinityrouter.core.kvevents;
+
+import static io.affinityrouter.core.kvevents.RecordingSink.cleared;
+import static io.affinityrouter.core.kvevents.RecordingSink.stored;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The subscriber against an in-process JeroMQ publisher that speaks vLLM's protocol (PUB plus a
+ * ROUTER replay socket, {@link TestPublisher}): gaps, replays, replays that cannot close the gap,
+ * publisher restarts, data-parallel ranks, malformed messages, and close.
+ */
+class KvEventSubscriberTest {
+  private static final Duration PATIENCE = Duration.ofSeconds(20);
+
+  private final RecordingSink sink = new RecordingSink();
+  private final List<AutoCloseable> closeables = new ArrayList<>();
+  private KvEventSubscriber current;
+
+  @AfterEach
+  void closeAll() throws Exception {
+    for (int i = closeables.size() - 1; i >= 0; i--) {
+      closeables.get(i).close();
+    }
+  }
+
+  private <T extends AutoCloseable> T closing(T c) {
+    closeables.add(c);
+    return c;
+  }
+
+  private static void await(String what, BooleanSupplier condition) {
+    long deadline = System.nanoTime() + PATIENCE.toNanos();
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() - deadline > 0) {
+        throw new AssertionError("timed out waiting for " + what);
+      }
+      Thread.onSpinWait();
+      Thread.yield();
+    }
+  }
+
+  private static int[] block(int n) {
+    return IntStream.range(16 * n, 16 * n + 16).toArray();
+  }
+
+  /** Batch n: one 16-token block with engine hash n, chained to block n - 1. */
+  private static byte[] batch(int n) {
+    return Batches.arrays().stored(new long[] {n}, n == 1 ? null : (long) (n - 1), block(n), 16)
+        .build();
+  }
+
+  private static String storedCall(int n) {
+    return stored("r1", "m", n == 1 ? null : (long) (n - 1), new long[] {n}, block(n), 16);
+  }
+
+  private KvEventSubscriber subscribe(TestPublisher pub, boolean replay,
+      KvEventSubscriber.Builder tweaks) {
+    KvEventSubscriber s = tweaks.replicaId("r1").model("m").endpoint(pub.endpoint())
+        .replayEndpoint(replay ? pub.replayEndpoint() : null)
+        .reconnectBackoff(Duration.ofMillis(20), Duration.ofMillis(200)).build();
+    closing(s).start();
+    current = s;
+    return s;
+  }
+
+  /** Publishes empty batches until one arrives (a SUB socket misses what precedes it). */
+  private void connect(TestPublisher pub, KvEventSubscriber s) {
+    long deadline = System.nanoTime() + PATIENCE.toNanos();
+    while (s.stats().batches() == 0) {
+      if (System.nanoTime() - deadline > 0) {
+        throw new AssertionError("subscriber never received a batch");
+      }
+      pub.publish(Batches.empty());
+      long until = System.nanoTime() + 20_000_000;
+      while (s.stats().batches() == 0 && System.nanoTime() - until < 0) {
+        Thread.yield();
+      }
+    }
+    assertThat(sink.calls()).isEmpty();
+  }
+
+  private void awaitCalls(int n) {
+    try {
+      await(n + " sink calls", () -> sink.size() >= n);
+    } catch (AssertionError e) {
+      throw new AssertionError(e.getMessage() + "; have " + sink.calls() + ", " + current.stats(),
+          e);
+    }
+  }
+
+  @Test
+  void aGapIsClosedByReplayInOrder() {
+    TestPublisher pub = closing(TestPublisher.start());
+    KvEventSubscriber s = subscribe(pub, true, KvEventSubscriber.builder(sink));
+    connect(pub, s);
+    pub.publish(batch(1));
+    pub.lose(batch(2));
+    pub.lose(batch(3));
+    pub.publish(batch(4));
+    pub.publish(batch(5));
+    awaitCalls(5);
+    assertThat(sink.calls()).containsExactly(storedCall(1), storedCall(2), storedCall(3),
+        storedCall(4), storedCall(5));
+    KvEventStats stats = s.stats();
+    assertThat(stats.gaps()).isEqualTo(1);
+    assertThat(stats.replays()).isEqualTo(1);
+    assertThat(stats.replayFailures()).isZero();
+    assertThat(stats.decodeErrors()).isZero();
+  }
+
+  @Test
+  void aReplayThatStartsAfterTheGapDropsTheReplicasIndex() {
+    TestPublisher pub = closing(TestPublisher.start());
+    KvEventSubscriber s = subscribe(pub, true, KvEventSubscriber.builder(sink));
+    connect(pub, s);
+    pub.publish(batch(1));
+    long lost = pub.lose(batch(2));
+    pub.forgetBefore(lost + 1); // the publisher's buffer no longer holds it
+    pub.publish(batch(3));
+    pub.publish(batch(4));
+    awaitCalls(4);
+    assertThat(sink.calls()).containsExactly(storedCall(1), cleared("r1"), storedCall(3),
+        storedCall(4));
+    assertThat(s.stats().replayFailures()).isEqualTo(1);
+    assertThat(s.stats().replays()).isEqualTo(1);
+  }
+
+  @Test
+  void withoutAReplayEndpointAGapDropsTheReplicasIndex() {
+    TestPublisher pub = closing(TestPublisher.start());
+    KvEventSubscriber s = subscribe(pub, false, KvEventSubscriber.builder(sink));
+    connect(pub, s);
+    pub.publish(batch(1));
+    pub.lose(batch(2));
+    pub.publish(batch(3));
+    awaitCalls(3);
+    assertThat(sink.calls()).containsExactly(storedCall(1), cleared("r1"), storedCall(3));
+    assertThat(s.stats().gaps()).isEqualTo(1);
+    assertThat(s.stats().replays()).isZero();
+    assertThat(s.stats().replayFailures()).isEqualTo(1);
+  }
+
+  @Test
+  void aReplaySocketThatNeverAnswersTimesOutAndDropsTheIndex() {
+    TestPublisher pub = closing(TestPublisher.start());
+    KvEventSubscriber s = subscribe(pub, true,
+        KvEventSubscriber.builder(sink).replayTimeout(Duration.ofMillis(300)));
+    connect(pub, s);
+    pub.muteReplays();
+    pub.publish(batch(1));
+    pub.lose(batch(2));
+    pub.publish(batch(3));
+    pub.publish(batch(4));
+    awaitCalls(4);
+    assertThat(sink.calls()).containsExactly(storedCall(1), cleared("r1"), storedCall(3),
+        storedCall(4));
+    assertThat(s.stats().replayFailures()).isEqualTo(1);
+  }
+
+  @Test
+  void aRestartedPublisherIsReconnectedAndItsEmptyCacheClearsTheIndex() {
+    TestPublisher first = TestPublisher.start();
+    KvEventSubscriber s = subscribe(first, true, KvEventSubscriber.builder(sink));
+    connect(first, s);
+    first.publish(batch(1));
+    first.publish(batch(2));
+    awaitCalls(2);
+    int port = first.port();
+    int replayPort = first.replayPort();
+    first.close();
+    TestPublisher second = closing(new TestPublisher("", port, replayPort));
+    // numbers start over at 0; whatever the SUB socket missed while reconnecting is replayed
+    // Numbers start over: either the subscriber sees them go back, or, if the new publisher is
+    // past the old numbers by the time it reconnects, the replay's first batch is not the last
+    // one applied. Either way the index is dropped.
+    await("the restart noticed", () -> {
+      KvEventStats st = s.stats();
+      if (st.restarts() + st.replayFailures() == 0) {
+        second.publish(Batches.empty());
+        Thread.yield();
+      }
+      return st.restarts() + st.replayFailures() > 0;
+    });
+    second.publish(batch(1));
+    await("the new publisher's block", () -> sink.calls().contains(storedCall(1))
+        && sink.calls().lastIndexOf(storedCall(1)) > 1);
+    List<String> calls = sink.calls();
+    assertThat(calls.subList(0, 3)).containsExactly(storedCall(1), storedCall(2), cleared("r1"));
+    assertThat(calls.get(calls.size() - 1)).isEqualTo(storedCall(1));
+    assertThat(s.stats().reconnects()).isGreaterThanOrEqualTo(1);
+    assertThat(s.stats().restarts() + s.stats().replayFailures()).isPositive();
+  }
+
+  @Test
+  void malformedMessagesAreCountedAndSkipped() {
+    TestPublisher pub = closing(TestPublisher.start());
+    KvEventSubscriber s = subscribe(pub, true, KvEventSubscriber.builder(sink));
+    connect(pub, s);
+    pub.sendFrames(new byte[0], new byte[] {1, 2, 3, 4}, batch(9)); // a 4-byte sequence number
+    pub.sendFrames(new byte[0], Subscription.toBytes(0)); // no payload
+    pub.publish(new byte[] {(byte) 0x93, 0x01}); // a truncated batch
+    pub.publish(batch(1));
+    awaitCalls(1);
+    assertThat(sink.calls()).containsExactly(storedCall(1));
+    assertThat(s.stats().decodeErrors()).isEqualTo(3);
+    assertThat(s.stats().gaps()).isZero();
+  }
+
+  @Test
+  void eachDataParallelRankIsItsOwnSubscription() {
+    TestPublisher rank0 = closing(TestPublisher.start());
+    TestPublisher rank1 = null;
+    for (int attempt = 0; rank1 == null; attempt++) {
+      try {
+        rank1 = closing(new TestPublisher("", rank0.port() + 1, rank0.replayPort() + 1));
+      } catch (RuntimeException portTaken) {
+        if (attempt > 20) {
+          throw portTaken;
+        }
+        rank0.close();
+        rank0 = closing(TestPublisher.start());
+      }
+    }
+    KvEventSubscriber s = closing(KvEventSubscriber.builder(sink).replicaId("r1").model("m")
+        .endpoint(rank0.endpoint()).replayEndpoint(rank0.replayEndpoint()).dataParallelSize(2)
+        .build());
+    s.start();
+    TestPublisher r1 = rank1;
+    TestPublisher r0 = rank0;
+    await("both ranks", () -> {
+      r0.publish(Batches.empty());
+      r1.publish(Batches.empty());
+      Thread.yield();
+      return s.stats().batches() >= 10;
+    });
+    assertThat(sink.calls()).isEmpty();
+    r0.publish(batch(1));
+    r1.publish(batch(7));
+    r1.lose(batch(8));
+    r1.publish(batch(9));
+    awaitCalls(4);
+    assertThat(sink.calls()).containsExactlyInAnyOrder(storedCall(1), storedCall(7),
+        storedCall(8), storedCall(9));
+    assertThat(sink.calls().indexOf(storedCall(8))).isLessThan(sink.calls().indexOf(storedCall(9)));
+    assertThat(s.stats().replays()).isEqualTo(1);
+    assertThat(s.stats().replayFailures()).isZero();
+  }
+
+  @Test
+  void closeStopsTheThreadsAndIsIdempotent() throws InterruptedException {
+    TestPublisher pub = closing(TestPublisher.start());
+    KvEventSubscriber s = subscribe(pub, true, KvEventSubscriber.builder(sink));
+    connect(pub, s);
+    Thread worker = Thread.getAllStackTraces().keySet().stream()
+        .filter(t -> t.getName().equals("kv-events-r1-dp0")).findFirst().orElseThrow();
+    assertThat(s.isRunning()).isTrue();
+    s.close();
+    assertThat(worker.isAlive()).isFalse();
+    assertThat(s.isRunning()).isFalse();
+    s.close();
+    pub.publish(batch(1));
+    assertThat(sink.calls()).isEmpty();
+    assertThatThrownBy(s::start).isInstanceOf(IllegalStateException.class).hasMessage("closed");
+  }
+
+  @Test
+  void settingsAreCheckedAtTheBoundary() {
+    KvEventSubscriber.Builder b = KvEventSubscriber.builder(sink);
+    assertThatThrownBy(() -> b.build()).hasMessage(
+        "replicaId: not set (expected: the replica's id)");
+    b.replicaId("r1");
+    assertThatThrownBy(() -> b.build()).hasMessage("endpoint: not set (expected: tcp://host:port)");
+    assertThatThrownBy(() -> b.endpoint("tcp://*:5557").build()).hasMessage("endpoint: tcp://*:5557"
+        + " (expected: tcp://host:port to connect to, port + dataParallelSize - 1 <= 65535)");
+    assertThatThrownBy(() -> b.endpoint("tcp://h:65535").dataParallelSize(2).build())
+        .hasMessageStartingWith("endpoint: tcp://h:65535 (expected: tcp://host:port");
+    assertThatThrownBy(() -> b.endpoint("udp://h:1").dataParallelSize(1).build()).hasMessage(
+        "endpoint: udp://h:1 (expected: tcp://host:port, ipc://path or inproc://name)");
+    assertThatThrownBy(() -> b.endpoint("ipc:///tmp/kv").dataParallelSize(2).build()).hasMessage(
+        "endpoint: ipc:///tmp/kv (expected: tcp:// or inproc:// with dataParallelSize 2)");
+    assertThatThrownBy(() -> b.dataParallelSize(0)).hasMessage(
+        "dataParallelSize: 0 (expected: > 0)");
+    assertThatThrownBy(() -> b.replayTimeout(Duration.ZERO)).hasMessage(
+        "replayTimeout: PT0S (expected: > 0)");
+    assertThatThrownBy(() -> b.reconnectBackoff(Duration.ofSeconds(2), Duration.ofSeconds(1)))
+        .hasMessage("maxReconnectBackoff: PT1S (expected: >= reconnectBackoff PT2S)");
+    assertThatThrownBy(() -> b.endpoint("tcp://h:5557").dataParallelSize(1)
+        .replayEndpoint("tcp://h:5557").build())
+        .hasMessage("replayEndpoint: tcp://h:5557 (expected: not the endpoint)");
+    assertThat(Endpoints.forRank("tcp://h:5557", 3)).isEqualTo("tcp://h:5560");
+    assertThat(Endpoints.forRank("inproc://kv", 2)).isEqualTo("inproc://kv_dp2");
+  }
+}
