@@ -119,6 +119,7 @@ final class BlockAssembler {
   /** An {@code AllBlocksCleared}, or a lost stretch of the stream: the replica's index is dropped. */
   void cleared() {
     pending.clear();
+    largestBlock = 0; // a restarted engine may come back with another page size
     try {
       sink.allBlocksCleared(replicaId);
     } catch (RuntimeException e) {
