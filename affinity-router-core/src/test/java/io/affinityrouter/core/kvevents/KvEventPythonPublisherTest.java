@@ -190,10 +190,10 @@ class KvEventPythonPublisherTest {
     // SGLang: one event per page of one token, after a cache reset; and a CPU-tier block
     List<String> pages = new ArrayList<>();
     pages.add("{\"type\": \"AllBlocksCleared\"}");
+    pages.add(storedJson("[7]", "null", 0, 16, 16).replace("\"GPU\"", "\"CPU\""));
     for (int i = 0; i < 20; i++) {
       pages.add(storedJson("[" + (100 + i) + "]", i == 0 ? "null" : "" + (99 + i), i, i + 1, 1));
     }
-    pages.add(storedJson("[7]", "null", 0, 16, 16).replace("\"GPU\"", "\"CPU\""));
     publish("publish", pages.toArray(new String[0]));
     awaitCalls(4);
     assertThat(sink.calls()).containsExactly(

@@ -182,14 +182,16 @@ class KvEventSubscriberTest {
     // Numbers start over: either the subscriber sees them go back, or, if the new publisher is
     // past the old numbers by the time it reconnects, the replay's first batch is not the last
     // one applied. Either way the index is dropped.
-    await("the restart noticed", () -> {
-      KvEventStats st = s.stats();
-      if (st.restarts() + st.replayFailures() == 0) {
-        second.publish(Batches.empty());
+    long deadline = System.nanoTime() + PATIENCE.toNanos();
+    while (s.stats().restarts() + s.stats().replayFailures() == 0) {
+      assertThat(System.nanoTime() - deadline).as("the restart noticed").isNegative();
+      second.publish(Batches.empty()); // one at a time: a flood would overrun the SUB queue
+      long until = System.nanoTime() + 50_000_000;
+      while (s.stats().restarts() + s.stats().replayFailures() == 0
+          && System.nanoTime() - until < 0) {
         Thread.yield();
       }
-      return st.restarts() + st.replayFailures() > 0;
-    });
+    }
     second.publish(batch(1));
     await("the new publisher's block", () -> sink.calls().contains(storedCall(1))
         && sink.calls().lastIndexOf(storedCall(1)) > 1);
@@ -234,25 +236,37 @@ class KvEventSubscriberTest {
         .endpoint(rank0.endpoint()).replayEndpoint(rank0.replayEndpoint()).dataParallelSize(2)
         .build());
     s.start();
+    current = s;
     TestPublisher r1 = rank1;
     TestPublisher r0 = rank0;
-    await("both ranks", () -> {
-      r0.publish(Batches.empty());
-      r1.publish(Batches.empty());
-      Thread.yield();
-      return s.stats().batches() >= 10;
-    });
-    assertThat(sink.calls()).isEmpty();
+    // each rank's SUB socket connects on its own: warm up with removals the sink can tell apart
+    BooleanSupplier both = () -> sink.calls().contains(RecordingSink.removed("r1", 1000))
+        && sink.calls().contains(RecordingSink.removed("r1", 2000));
+    long deadline = System.nanoTime() + PATIENCE.toNanos();
+    while (!both.getAsBoolean()) {
+      assertThat(System.nanoTime() - deadline).as("both ranks connected").isNegative();
+      r0.publish(Batches.arrays().removed(1000).build());
+      r1.publish(Batches.arrays().removed(2000).build());
+      long until = System.nanoTime() + 20_000_000;
+      while (!both.getAsBoolean() && System.nanoTime() - until < 0) {
+        Thread.yield();
+      }
+    }
     r0.publish(batch(1));
     r1.publish(batch(7));
     r1.lose(batch(8));
     r1.publish(batch(9));
-    awaitCalls(4);
-    assertThat(sink.calls()).containsExactlyInAnyOrder(storedCall(1), storedCall(7),
-        storedCall(8), storedCall(9));
-    assertThat(sink.calls().indexOf(storedCall(8))).isLessThan(sink.calls().indexOf(storedCall(9)));
+    await("four blocks", () -> storedOnly(sink.calls()).size() >= 4);
+    List<String> stored = storedOnly(sink.calls());
+    assertThat(stored).containsExactlyInAnyOrder(storedCall(1), storedCall(7), storedCall(8),
+        storedCall(9));
+    assertThat(stored.indexOf(storedCall(8))).isLessThan(stored.indexOf(storedCall(9)));
     assertThat(s.stats().replays()).isEqualTo(1);
     assertThat(s.stats().replayFailures()).isZero();
+  }
+
+  private static List<String> storedOnly(List<String> calls) {
+    return calls.stream().filter(c -> c.startsWith("stored")).toList();
   }
 
   @Test
