@@ -174,7 +174,7 @@ final class AffinityRouterStrategy implements RoutingStrategy {
   @Override
   public void onReplicaCleared(String replicaId) {
     if (kvEvents != null) {
-      router.cacheEvents().allBlocksCleared(replicaId);
+      kvEvents.cleared(router.cacheEvents(), replicaId);
     }
   }
 

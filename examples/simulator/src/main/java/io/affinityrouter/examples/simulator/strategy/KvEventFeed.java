@@ -1,11 +1,13 @@
 package io.affinityrouter.examples.simulator.strategy;
 
 import io.affinityrouter.PrefixCacheEvents;
+import io.affinityrouter.core.kvevents.KvEventDecoder;
 import io.affinityrouter.examples.simulator.workload.PromptTokens;
 import io.affinityrouter.examples.simulator.workload.SegmentKeys;
 import io.affinityrouter.examples.simulator.workload.SimRequest;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
@@ -15,13 +17,20 @@ import org.jspecify.annotations.Nullable;
  * of a stored prompt range (engine hashes chained over the blocks' tokens, parent = the block
  * before), {@code BlockRemoved} for the blocks of an evicted segment (a block belongs to the segment
  * holding its last token), {@code AllBlocksCleared} when a replica is lost. Block hashes of a segment
- * depend only on the prefix, so one feed is shared by the gateways of a run. Not thread-safe.
+ * depend only on the prefix, so one feed is shared by the gateways of a run. The events travel as
+ * users' do: encoded as vLLM's msgpack batches ({@link KvEventBytes}) and decoded by the
+ * subscriber's {@link KvEventDecoder}, one per router and replica. Not thread-safe.
  */
 final class KvEventFeed {
   /** vLLM's block size. */
   static final int BLOCK_TOKENS = 16;
 
   private final PromptTokens tokens;
+  private final KvEventBytes wire = new KvEventBytes();
+  private final Map<PrefixCacheEvents, Map<String, KvEventDecoder>> decoders =
+      new IdentityHashMap<>();
+  private byte @Nullable [] lastStored;
+  private int lastFirst = -1;
   private final Map<Long, long[]> blocksBySegment = new HashMap<>();
   private @Nullable SimRequest lastOwner;
   private int lastBlocks;
@@ -53,13 +62,29 @@ final class KvEventFeed {
       }
       lastOwner = owner;
       lastBlocks = blocks;
+      lastStored = null;
       rememberSegments(owner, lastHashes);
     }
-    int[] prompt = lastPrompt;
-    long[] hashes = lastHashes;
-    events.blocksStored(replicaId, null, null, first == 0 ? null : hashes[first - 1],
-        Arrays.copyOfRange(hashes, first, blocks),
-        Arrays.copyOfRange(prompt, first * BLOCK_TOKENS, blocks * BLOCK_TOKENS), BLOCK_TOKENS);
+    if (lastStored == null || first != lastFirst) {
+      lastStored = wire.stored(first == 0 ? null : lastHashes[first - 1], lastHashes, lastPrompt,
+          first * BLOCK_TOKENS, blocks * BLOCK_TOKENS, BLOCK_TOKENS);
+      lastFirst = first;
+    }
+    deliver(events, replicaId, lastStored);
+  }
+
+  /** Sends {@code AllBlocksCleared}: the replica's cache is gone. */
+  void cleared(PrefixCacheEvents events, String replicaId) {
+    deliver(events, replicaId, wire.cleared());
+  }
+
+  private void deliver(PrefixCacheEvents events, String replicaId, byte[] batch) {
+    KvEventDecoder decoder = decoders.computeIfAbsent(events, e -> new HashMap<>())
+        .computeIfAbsent(replicaId,
+            id -> KvEventDecoder.create(events, id, null, BLOCK_TOKENS));
+    if (!decoder.decode(batch)) {
+      throw new IllegalStateException("undecodable KV-event batch: " + decoder.stats());
+    }
   }
 
   private void rememberSegments(SimRequest owner, long[] hashes) {
@@ -85,7 +110,7 @@ final class KvEventFeed {
   void evicted(PrefixCacheEvents events, String replicaId, long segmentKey) {
     long[] hashes = blocksBySegment.get(segmentKey);
     if (hashes != null) {
-      events.blocksRemoved(replicaId, hashes);
+      deliver(events, replicaId, wire.removed(hashes));
     }
   }
 }
