@@ -7,11 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
-import org.msgpack.core.MessageFormat;
-import org.msgpack.core.MessagePack;
 import org.msgpack.core.MessagePackException;
-import org.msgpack.core.MessageUnpacker;
-import org.msgpack.core.buffer.ArrayBufferInput;
 import org.msgpack.value.ValueType;
 
 /**
@@ -41,22 +37,21 @@ import org.msgpack.value.ValueType;
  * thread-safe: one decoder per stream, called from one thread at a time.
  */
 public final class KvEventDecoder {
-  private static final byte[] TS = ascii("ts");
-  private static final byte[] EVENTS = ascii("events");
-  private static final byte[] TYPE = ascii("type");
-  private static final byte[] BLOCK_STORED = ascii("BlockStored");
-  private static final byte[] BLOCK_REMOVED = ascii("BlockRemoved");
-  private static final byte[] ALL_CLEARED = ascii("AllBlocksCleared");
-  private static final byte[] BLOCK_HASHES = ascii("block_hashes");
-  private static final byte[] PARENT = ascii("parent_block_hash");
-  private static final byte[] TOKEN_IDS = ascii("token_ids");
-  private static final byte[] BLOCK_SIZE = ascii("block_size");
-  private static final byte[] MEDIUM = ascii("medium");
-  private static final byte[] LORA_NAME = ascii("lora_name");
-  private static final byte[] SPEC_KIND = ascii("kv_cache_spec_kind");
-  private static final byte[] GPU = ascii("gpu");
-  private static final byte[] FULL_ATTENTION = ascii("full_attention");
-  private static final byte[] MLA_ATTENTION = ascii("mla_attention");
+  private static final byte[] EVENTS = PayloadReader.ascii("events");
+  private static final byte[] TYPE = PayloadReader.ascii("type");
+  private static final byte[] BLOCK_STORED = PayloadReader.ascii("BlockStored");
+  private static final byte[] BLOCK_REMOVED = PayloadReader.ascii("BlockRemoved");
+  private static final byte[] ALL_CLEARED = PayloadReader.ascii("AllBlocksCleared");
+  private static final byte[] BLOCK_HASHES = PayloadReader.ascii("block_hashes");
+  private static final byte[] PARENT = PayloadReader.ascii("parent_block_hash");
+  private static final byte[] TOKEN_IDS = PayloadReader.ascii("token_ids");
+  private static final byte[] BLOCK_SIZE = PayloadReader.ascii("block_size");
+  private static final byte[] MEDIUM = PayloadReader.ascii("medium");
+  private static final byte[] LORA_NAME = PayloadReader.ascii("lora_name");
+  private static final byte[] SPEC_KIND = PayloadReader.ascii("kv_cache_spec_kind");
+  private static final byte[] GPU = PayloadReader.ascii("gpu");
+  private static final byte[] FULL_ATTENTION = PayloadReader.ascii("full_attention");
+  private static final byte[] MLA_ATTENTION = PayloadReader.ascii("mla_attention");
 
   private static final int STORED = 1;
   private static final int REMOVED = 2;
@@ -66,14 +61,7 @@ public final class KvEventDecoder {
   private final @Nullable String model;
   private final KvEventCounters counters;
   private final BlockAssembler assembler;
-  private final ArrayBufferInput input = new ArrayBufferInput(new byte[0]);
-  private final MessageUnpacker unpacker = MessagePack.newDefaultUnpacker(input);
-
-  private byte[] payload = new byte[0];
-  private int payloadOffset;
-  private int payloadEnd;
-  private byte[] text = new byte[64];
-  private int textLength;
+  private final PayloadReader in = new PayloadReader();
   private byte[] loraName = new byte[64];
   private int loraLength;
   private @Nullable String lastLora;
@@ -141,12 +129,8 @@ public final class KvEventDecoder {
    */
   public boolean decode(byte[] batch, int offset, int length) {
     Objects.checkFromIndexSize(offset, length, batch.length);
-    payload = batch;
-    payloadOffset = offset;
-    payloadEnd = offset + length;
-    input.reset(batch, offset, length);
     try {
-      unpacker.reset(input);
+      in.reset(batch, offset, length);
       batch();
       counters.batches.increment();
       return true;
@@ -170,39 +154,39 @@ public final class KvEventDecoder {
   }
 
   private void batch() throws IOException {
-    MessageFormat format = unpacker.getNextFormat();
-    switch (format.getValueType()) {
+    ValueType type = in.nextType();
+    switch (type) {
       case ARRAY -> {
-        int n = unpacker.unpackArrayHeader();
+        int n = in.arrayHeader();
         if (n < 2) {
           throw new IOException("batch of " + n + " fields");
         }
-        unpacker.skipValue(); // ts
+        in.skip(); // ts
         events();
-        unpacker.skipValue(n - 2);
+        in.skip(n - 2);
       }
       case MAP -> {
-        int n = unpacker.unpackMapHeader();
+        int n = in.mapHeader();
         boolean sawEvents = false;
         for (int i = 0; i < n; i++) {
-          readText();
-          if (textIs(EVENTS)) {
+          in.readText();
+          if (in.textIs(EVENTS)) {
             events();
             sawEvents = true;
           } else {
-            unpacker.skipValue(); // ts, data_parallel_rank, or a key this decoder does not know
+            in.skip(); // ts, data_parallel_rank, or a key this decoder does not know
           }
         }
         if (!sawEvents) {
           throw new IOException("batch without events");
         }
       }
-      default -> throw new IOException("batch is " + format);
+      default -> throw new IOException("batch is " + type);
     }
   }
 
   private void events() throws IOException {
-    int n = arrayHeader();
+    int n = in.arrayHeader();
     for (int i = 0; i < n; i++) {
       event();
     }
@@ -210,12 +194,12 @@ public final class KvEventDecoder {
 
   private void event() throws IOException {
     reset();
-    MessageFormat format = unpacker.getNextFormat();
-    switch (format.getValueType()) {
-      case ARRAY -> arrayEvent(unpacker.unpackArrayHeader());
-      case MAP -> mapEvent(unpacker.unpackMapHeader());
+    ValueType type = in.nextType();
+    switch (type) {
+      case ARRAY -> arrayEvent(in.arrayHeader());
+      case MAP -> mapEvent(in.mapHeader());
       default -> {
-        unpacker.skipValue();
+        in.skip();
         malformed = true;
       }
     }
@@ -236,10 +220,10 @@ public final class KvEventDecoder {
         switch (position) {
           case 1 -> hashes();
           case 2 -> medium();
-          default -> unpacker.skipValue();
+          default -> in.skip();
         }
       } else {
-        unpacker.skipValue();
+        in.skip();
       }
     }
     if (kind == STORED && fields < 5 || kind == REMOVED && fields < 2) {
@@ -252,11 +236,11 @@ public final class KvEventDecoder {
       case 1 -> hashes();
       case 2 -> parent();
       case 3 -> tokens();
-      case 4 -> blockSize = intField();
+      case 4 -> blockSize = blockSizeField();
       case 6 -> medium();
       case 7 -> loraName();
       case 10 -> specKind();
-      default -> unpacker.skipValue(); // lora_id, extra_keys, group_idx, sliding window, newer
+      default -> in.skip(); // lora_id, extra_keys, group_idx, sliding window, newer
     }
   }
 
@@ -264,27 +248,27 @@ public final class KvEventDecoder {
     boolean sawHashes = false;
     boolean sawTokens = false;
     for (int i = 0; i < entries; i++) {
-      readText();
-      if (textIs(TYPE)) {
+      in.readText();
+      if (in.textIs(TYPE)) {
         kind = tag();
-      } else if (textIs(BLOCK_HASHES)) {
+      } else if (in.textIs(BLOCK_HASHES)) {
         hashes();
         sawHashes = true;
-      } else if (textIs(PARENT)) {
+      } else if (in.textIs(PARENT)) {
         parent();
-      } else if (textIs(TOKEN_IDS)) {
+      } else if (in.textIs(TOKEN_IDS)) {
         tokens();
         sawTokens = true;
-      } else if (textIs(BLOCK_SIZE)) {
-        blockSize = intField();
-      } else if (textIs(MEDIUM)) {
+      } else if (in.textIs(BLOCK_SIZE)) {
+        blockSize = blockSizeField();
+      } else if (in.textIs(MEDIUM)) {
         medium();
-      } else if (textIs(LORA_NAME)) {
+      } else if (in.textIs(LORA_NAME)) {
         loraName();
-      } else if (textIs(SPEC_KIND)) {
+      } else if (in.textIs(SPEC_KIND)) {
         specKind();
       } else {
-        unpacker.skipValue();
+        in.skip();
       }
     }
     if (kind == 0 || (kind == STORED || kind == REMOVED) && !sawHashes) {
@@ -339,153 +323,104 @@ public final class KvEventDecoder {
   }
 
   private int tag() throws IOException {
-    if (unpacker.getNextFormat().getValueType() != ValueType.STRING) {
-      unpacker.skipValue();
+    if (in.nextType() != ValueType.STRING) {
+      in.skip();
       malformed = true;
       return UNKNOWN;
     }
-    readText();
-    if (textIs(BLOCK_STORED)) {
+    in.readText();
+    if (in.textIs(BLOCK_STORED)) {
       return STORED;
-    } else if (textIs(BLOCK_REMOVED)) {
+    } else if (in.textIs(BLOCK_REMOVED)) {
       return REMOVED;
-    } else if (textIs(ALL_CLEARED)) {
+    } else if (in.textIs(ALL_CLEARED)) {
       return CLEARED;
     }
     return UNKNOWN;
   }
 
   private void hashes() throws IOException {
-    if (unpacker.tryUnpackNil()) {
+    if (in.tryNil()) {
       return;
     }
-    int n = arrayHeader();
+    int n = in.arrayHeader();
     if (hashes.length < n) {
       hashes = new long[Math.max(n, hashes.length * 2)];
     }
     hashCount = 0;
     for (int i = 0; i < n; i++) {
-      if (hash()) {
-        hashes[hashCount++] = scratchHash;
+      if (in.readHash()) {
+        hashes[hashCount++] = in.hash();
       } else {
         malformed = true;
       }
     }
   }
 
-  private long scratchHash;
-
-  /** Reads one block hash into {@link #scratchHash}; false (value skipped) if it is no hash. */
-  private boolean hash() throws IOException {
-    MessageFormat format = unpacker.getNextFormat();
-    switch (format.getValueType()) {
-      case INTEGER -> {
-        if (format == MessageFormat.UINT64) {
-          // unpackLong refuses values above 2^63 - 1; read the eight bytes after the marker
-          int at = payloadOffset + (int) unpacker.getTotalReadBytes() + 1;
-          scratchHash = bigEndian(payload, at, 8);
-          unpacker.skipValue();
-        } else {
-          scratchHash = unpacker.unpackLong();
-        }
-        return true;
-      }
-      case BINARY -> {
-        int n = unpacker.unpackBinaryHeader();
-        readPayload(n);
-        int take = Math.min(n, 8);
-        scratchHash = bigEndian(text, n - take, take);
-        return true;
-      }
-      default -> {
-        unpacker.skipValue();
-        return false;
-      }
-    }
-  }
-
-  /** An array header whose length the rest of the payload can hold (at least a byte each). */
-  private int arrayHeader() throws IOException {
-    int n = unpacker.unpackArrayHeader();
-    checkRemaining(n);
-    return n;
-  }
-
-  private void checkRemaining(int n) throws IOException {
-    long remaining = payloadEnd - payloadOffset - unpacker.getTotalReadBytes();
-    if (n < 0 || n > remaining) {
-      throw new IOException("length " + n + " past the end of the payload");
-    }
-  }
-
-  private int intField() throws IOException {
-    if (unpacker.tryUnpackNil()) {
-      return -1;
-    }
-    if (unpacker.getNextFormat().getValueType() != ValueType.INTEGER) {
-      unpacker.skipValue();
+  private int blockSizeField() throws IOException {
+    int size = in.intField();
+    if (size == PayloadReader.NOT_AN_INTEGER) {
       malformed = true;
-      return -1;
     }
-    return unpacker.unpackInt();
+    return size;
   }
 
   private void parent() throws IOException {
-    if (unpacker.tryUnpackNil()) {
+    if (in.tryNil()) {
       hasParent = false;
-    } else if (hash()) {
+    } else if (in.readHash()) {
       hasParent = true;
-      parent = scratchHash;
+      parent = in.hash();
     } else {
       malformed = true;
     }
   }
 
   private void tokens() throws IOException {
-    if (unpacker.tryUnpackNil()) {
+    if (in.tryNil()) {
       tokensUnusable = true;
       return;
     }
-    int n = arrayHeader();
+    int n = in.arrayHeader();
     if (tokens.length < n) {
       tokens = new int[Math.max(n, tokens.length * 2)];
     }
     tokenCount = 0;
     for (int i = 0; i < n; i++) {
-      MessageFormat format = unpacker.getNextFormat();
-      if (format.getValueType() == ValueType.INTEGER && !tokensUnusable) {
-        tokens[tokenCount++] = unpacker.unpackInt();
+      if (!tokensUnusable && in.nextType() == ValueType.INTEGER) {
+        tokens[tokenCount++] = in.readInt();
       } else {
-        unpacker.skipValue(); // EAGLE bigram pairs [a, b], or not a token at all
+        in.skip(); // EAGLE bigram pairs [a, b], or not a token at all
         tokensUnusable = true;
       }
     }
   }
 
   private void medium() throws IOException {
-    if (!unpacker.tryUnpackNil()) {
-      readText();
-      gpu = textIgnoringCaseIs(GPU);
+    if (!in.tryNil()) {
+      in.readText();
+      gpu = in.textIgnoringCaseIs(GPU);
     }
   }
 
   private void specKind() throws IOException {
-    if (!unpacker.tryUnpackNil()) {
-      readText();
-      fullAttention = textIs(FULL_ATTENTION) || textIs(MLA_ATTENTION);
+    if (!in.tryNil()) {
+      in.readText();
+      fullAttention = in.textIs(FULL_ATTENTION) || in.textIs(MLA_ATTENTION);
     }
   }
 
   private void loraName() throws IOException {
-    if (unpacker.tryUnpackNil()) {
+    if (in.tryNil()) {
       return;
     }
-    readText();
-    if (loraName.length < textLength) {
-      loraName = new byte[textLength * 2];
+    in.readText();
+    int n = in.textLength();
+    if (loraName.length < n) {
+      loraName = new byte[n * 2];
     }
-    System.arraycopy(text, 0, loraName, 0, textLength);
-    loraLength = textLength;
+    System.arraycopy(in.text(), 0, loraName, 0, n);
+    loraLength = n;
   }
 
   /** The current event's LoRA name, as a string reused while it does not change. */
@@ -498,51 +433,4 @@ public final class KvEventDecoder {
     return lastLora;
   }
 
-  private void readText() throws IOException {
-    readPayload(unpacker.unpackRawStringHeader());
-  }
-
-  private void readPayload(int n) throws IOException {
-    checkRemaining(n);
-    if (text.length < n) {
-      text = new byte[Math.max(n, text.length * 2)];
-    }
-    unpacker.readPayload(text, 0, n);
-    textLength = n;
-  }
-
-  private boolean textIs(byte[] expected) {
-    return Arrays.equals(text, 0, textLength, expected, 0, expected.length);
-  }
-
-  private boolean textIgnoringCaseIs(byte[] lowerCase) {
-    if (textLength != lowerCase.length) {
-      return false;
-    }
-    for (int i = 0; i < textLength; i++) {
-      int c = text[i];
-      if (c >= 'A' && c <= 'Z') {
-        c += 'a' - 'A';
-      }
-      if (c != lowerCase[i]) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  private static long bigEndian(byte[] bytes, int from, int length) {
-    if (from < 0 || from + length > bytes.length) {
-      throw new ArrayIndexOutOfBoundsException("hash bytes");
-    }
-    long v = 0;
-    for (int i = 0; i < length; i++) {
-      v = (v << 8) | (bytes[from + i] & 0xFF);
-    }
-    return v;
-  }
-
-  private static byte[] ascii(String s) {
-    return s.getBytes(StandardCharsets.US_ASCII);
-  }
 }

@@ -71,8 +71,8 @@ final class Subscription implements Runnable {
         if (session()) {
           backoff = backoffMillis;
         }
-      } catch (ZMQException e) {
-        if (!running || e.getErrorCode() == ZMQ_TERMINATED) {
+      } catch (RuntimeException e) { // ZMQException, or anything else: never end the thread
+        if (!running || e instanceof ZMQException z && z.getErrorCode() == ZMQ_TERMINATED) {
           return;
         }
         counters.reconnects.increment();
