@@ -2,9 +2,9 @@ package io.affinityrouter.examples.gateway.config;
 
 import io.affinityrouter.Router;
 import io.affinityrouter.core.AffinityRouter;
-import io.affinityrouter.examples.gateway.metrics.MicrometerRoutingListener;
 import io.affinityrouter.core.engine.FleetView;
 import io.affinityrouter.examples.gateway.replica.ServiceInstanceDiscovery;
+import io.affinityrouter.examples.micrometer.MicrometerRoutingListener;
 import io.affinityrouter.examples.gateway.request.InferenceRequestFilter;
 import io.affinityrouter.examples.gateway.request.LeaseClosingFilter;
 import io.affinityrouter.examples.gateway.request.RoutingRequestFactory;

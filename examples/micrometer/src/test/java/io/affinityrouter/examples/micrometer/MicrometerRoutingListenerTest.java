@@ -1,4 +1,4 @@
-package io.affinityrouter.examples.gateway.metrics;
+package io.affinityrouter.examples.micrometer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -64,6 +64,13 @@ class MicrometerRoutingListenerTest {
         .summary().max()).isPositive();
     assertThat(registry.get(MicrometerRoutingListener.SELECT).tag("routed", "true").timer()
         .count()).isEqualTo(3);
+    double prompt = registry.get(MicrometerRoutingListener.PROMPT_TOKENS).tag("model", "m")
+        .counter().count();
+    double matched = registry.get(MicrometerRoutingListener.MATCHED_TOKENS).tag("model", "m")
+        .counter().count();
+    assertThat(prompt).isEqualTo(3.0 * turn("m", "s1").promptTokenCount());
+    // only the second turn found its prefix: at most a third of all prompt tokens matched
+    assertThat(matched).isPositive().isLessThanOrEqualTo(prompt / 3);
   }
 
   @Test

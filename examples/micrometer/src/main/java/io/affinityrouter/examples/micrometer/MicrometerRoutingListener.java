@@ -1,4 +1,4 @@
-package io.affinityrouter.examples.gateway.metrics;
+package io.affinityrouter.examples.micrometer;
 
 import io.affinityrouter.RepinCause;
 import io.affinityrouter.Replica;
@@ -38,6 +38,11 @@ import java.util.concurrent.TimeUnit;
  *       <td>wake-ups asked of a sleeping replica</td></tr>
  *   <tr><td>{@value #MATCHED_BLOCKS}</td><td>distribution summary (blocks)</td><td>model</td>
  *       <td>prompt blocks found in the chosen replica's cached prefix, per routed decision</td></tr>
+ *   <tr><td>{@value #PROMPT_TOKENS}</td><td>counter</td><td>model</td>
+ *       <td>prompt tokens of routed decisions (estimated for text prompts)</td></tr>
+ *   <tr><td>{@value #MATCHED_TOKENS}</td><td>counter</td><td>model</td>
+ *       <td>of those, tokens in blocks found in the chosen replica's cached prefix; over
+ *       {@value #PROMPT_TOKENS}, the prefix-cache locality the router achieved</td></tr>
  *   <tr><td>{@value #SELECT}</td><td>timer</td><td>routed</td>
  *       <td>time spent in {@code select}/{@code selectAsync}, store wait included</td></tr>
  *   <tr><td>{@value #STORE_FAILURES}</td><td>counter</td><td>—</td>
@@ -62,6 +67,12 @@ public final class MicrometerRoutingListener implements RoutingListener {
   public static final String WAKE_REQUESTS = "affinity.router.wake.requests";
   /** Matched prefix blocks per routed decision, by model. */
   public static final String MATCHED_BLOCKS = "affinity.router.prefix.matched.blocks";
+  /** Prompt tokens of routed decisions, by model. */
+  public static final String PROMPT_TOKENS = "affinity.router.prompt.tokens";
+  /** Prompt tokens in matched prefix blocks of routed decisions, by model. */
+  public static final String MATCHED_TOKENS = "affinity.router.prefix.matched.tokens";
+  /** Tokens a prompt block stands for unless told: {@value} (the router's default block). */
+  public static final int DEFAULT_TOKENS_PER_BLOCK = 16;
   /** Select latency. */
   public static final String SELECT = "affinity.router.select";
   /** Binding store failures. */
@@ -83,13 +94,33 @@ public final class MicrometerRoutingListener implements RoutingListener {
   private final Map<String, Counter> wakes = new ConcurrentHashMap<>();
   private final Map<String, DistributionSummary> matched = new ConcurrentHashMap<>();
   private final Map<String, Counter> pluginFailures = new ConcurrentHashMap<>();
+  private final Map<String, Counter> promptTokens = new ConcurrentHashMap<>();
+  private final Map<String, Counter> matchedTokens = new ConcurrentHashMap<>();
+  private final int tokensPerBlock;
   private final Timer selectRouted;
   private final Timer selectNotRouted;
   private final Counter storeFailures;
 
-  /** Creates the listener; meters are registered in {@code registry} as they are first needed. */
+  /**
+   * Creates the listener for a router with the default block size
+   * ({@value #DEFAULT_TOKENS_PER_BLOCK} tokens); meters are registered in {@code registry} as they
+   * are first needed.
+   */
   public MicrometerRoutingListener(MeterRegistry registry) {
+    this(registry, DEFAULT_TOKENS_PER_BLOCK);
+  }
+
+  /**
+   * Creates the listener for a router whose prompt blocks stand for {@code tokensPerBlock} tokens.
+   *
+   * @throws IllegalArgumentException if {@code tokensPerBlock <= 0}
+   */
+  public MicrometerRoutingListener(MeterRegistry registry, int tokensPerBlock) {
     this.registry = Objects.requireNonNull(registry, "registry");
+    if (tokensPerBlock <= 0) {
+      throw new IllegalArgumentException("tokensPerBlock: " + tokensPerBlock + " (expected: > 0)");
+    }
+    this.tokensPerBlock = tokensPerBlock;
     this.selectRouted = selectTimer(true);
     this.selectNotRouted = selectTimer(false);
     this.storeFailures = Counter.builder(STORE_FAILURES)
@@ -130,6 +161,18 @@ public final class MicrometerRoutingListener implements RoutingListener {
           .baseUnit("blocks")
           .tag("model", m)
           .register(registry)).record(decision.matchedBlocks());
+      int prompt = request.promptTokenCount();
+      promptTokens.computeIfAbsent(model, m -> Counter.builder(PROMPT_TOKENS)
+          .description("Prompt tokens of routed requests (estimated for text prompts)")
+          .baseUnit("tokens")
+          .tag("model", m)
+          .register(registry)).increment(prompt);
+      matchedTokens.computeIfAbsent(model, m -> Counter.builder(MATCHED_TOKENS)
+          .description("Prompt tokens found in the chosen replica's cached prefix")
+          .baseUnit("tokens")
+          .tag("model", m)
+          .register(registry))
+          .increment(Math.min(prompt, (long) decision.matchedBlocks() * tokensPerBlock));
     }
     (decision.isRouted() ? selectRouted : selectNotRouted)
         .record(Math.max(0, selectNanos), TimeUnit.NANOSECONDS);
