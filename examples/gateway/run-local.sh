@@ -4,7 +4,8 @@
 #   examples/gateway/run-local.sh                      # run until Ctrl-C
 #   examples/gateway/run-local.sh --load               # also run the load driver, print hit rates, exit
 #   examples/gateway/run-local.sh --redis redis://127.0.0.1:6379 --latency-scale 0.1
+# Builds through the reactor (nothing is installed into ~/.m2) and runs LocalFleet with exec:java.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-mvn -B -ntp -q -pl examples/gateway -am install -DskipTests
-exec mvn -B -ntp -q -pl examples/gateway exec:java -Dexec.args="$*"
+exec mvn -B -ntp -q -pl examples/gateway -am test-compile exec:java -Dfakevllm.exec.skip=true \
+  -Dexec.args="$*"

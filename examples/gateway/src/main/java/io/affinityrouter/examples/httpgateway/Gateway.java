@@ -1,37 +1,52 @@
 package io.affinityrouter.examples.httpgateway;
 
-import com.sun.net.httpserver.HttpServer;
 import io.affinityrouter.Replica;
 import io.affinityrouter.Router;
 import io.affinityrouter.core.AffinityRouter;
-import io.affinityrouter.core.engine.FleetView;
+import io.affinityrouter.examples.micrometer.MicrometerRoutingListener;
+import io.affinityrouter.examples.micrometer.ProxyMeters;
+import io.affinityrouter.examples.micrometer.TimedBindingStore;
 import io.affinityrouter.spi.BindingStore;
-import io.affinityrouter.spi.ReplicaEndpoint;
-import java.io.IOException;
+import io.affinityrouter.spi.BindingStoreProvider;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.UncheckedIOException;
 import java.net.http.HttpClient;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.ServiceLoader;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.UnaryOperator;
+import org.eclipse.jetty.http.HttpCompliance;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.eclipse.jetty.util.thread.ScheduledExecutorScheduler;
 
 /**
- * An HTTP gateway that embeds the router in front of vLLM-compatible backends, on the plain JDK
- * ({@code com.sun.net.httpserver} in, {@code java.net.http.HttpClient} out).
+ * An HTTP gateway that embeds the router in front of vLLM-compatible backends: Jetty's server in
+ * (headers parsed without blocking, so slow clients hold no thread), the JDK's
+ * {@code java.net.http.HttpClient} out.
  *
- * <p>Its backends are a core {@link FleetView}: every backend's {@code /metrics} scraped, health
- * from failed scrapes and failed requests ({@link FleetView#reportFailure}), and sleeping models
- * woken with {@code POST /wake_up} when the router asks ({@link FleetView#wakeListener()}). It routes
- * each {@code /v1/chat/completions} and {@code /v1/completions} request with
- * {@link Router#selectAsync} and proxies it ({@link ProxyHandler}). Session bindings live in Redis when
- * {@link GatewayConfig#redisUri()} is set (the {@code "redis"} binding-store provider, found with
- * {@link java.util.ServiceLoader}; the router owns and closes it), else in memory, or in a store the
- * caller passes (several gateways in one JVM sharing one store).
+ * <p>It scrapes every backend's {@code /metrics} ({@link MetricsScraper}), routes each
+ * {@code /v1/chat/completions} and {@code /v1/completions} request with
+ * {@link Router#selectAsync} and proxies it ({@link ProxyHandler}), lists the backends' models at
+ * {@code /v1/models}, publishes its meters at {@code /metrics} (Prometheus text) and its state at
+ * {@code /health} ({@link AdminRoutes}), and wakes sleeping models when the router asks
+ * ({@link WakeRequester}). Session bindings live in Redis when {@link GatewayConfig#redisUri()} is
+ * set (the {@code "redis"} binding-store provider, found with {@link ServiceLoader}), else in
+ * memory, or in a store the caller passes (several gateways in one JVM sharing one store).
+ *
+ * <p>Limits ({@link GatewayConfig}): header block size and field count, header and body read
+ * timeouts, connection idle timeout, body size; every refusal is an OpenAI-style JSON error.
  *
  * <p>Run: {@code java ... Gateway --listen 127.0.0.1:8080 --backend vllm-0=http://127.0.0.1:8001
  * --backend ... [--redis redis://127.0.0.1:6379]} (see {@link GatewayConfig#fromArgs}).
@@ -42,66 +57,97 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class Gateway implements AutoCloseable {
   private static final AtomicInteger THREADS = new AtomicInteger();
-  private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
 
   private final GatewayConfig config;
   private final Router router;
-  private final FleetView fleet;
+  private final BindingStore store;
+  private final BackendPool pool;
+  private final BackendView view;
+  private final MetricsScraper scraper;
+  private final WakeRequester waker;
+  private final PrometheusMeterRegistry registry;
+  private final ProxyMeters meters;
+  private final HeaderDeadline headerDeadline;
   private final ProxyHandler handler;
-  private final HttpServer server;
-  private final ExecutorService serverExecutor;
+  private final Server server;
+  private final ServerConnector connector;
   private final ExecutorService proxyExecutor;
   private final AtomicBoolean closed = new AtomicBoolean();
+  private volatile int port;
 
-  private Gateway(GatewayConfig config, BindingStore sharedStore) {
+  private Gateway(GatewayConfig config, BindingStore sharedStore,
+      UnaryOperator<BackendView> decorate) {
     this.config = config;
     HttpClient client = HttpClient.newBuilder()
         .version(HttpClient.Version.HTTP_1_1)
         .connectTimeout(config.connectTimeout())
         .build();
-    this.fleet = fleet(config, client);
+    this.registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    this.meters = new ProxyMeters(registry);
+    config.backends().keySet().forEach(meters::register);
+    this.pool = new BackendPool(config.backends(), config.failureCooldown(), System::nanoTime);
+    this.view = decorate.apply(BackendView.of(pool));
+    this.waker = new WakeRequester(client);
+    this.store = sharedStore != null ? TimedBindingStore.wrap(sharedStore, registry, false)
+        : TimedBindingStore.wrap(ownStore(config), registry, true);
     AffinityRouter.Builder rb = AffinityRouter.builder()
         .storeTimeout(config.storeTimeout())
-        .addListener(fleet.wakeListener());
+        .bindingStore(store)
+        .addListener(waker)
+        .addListener(new MicrometerRoutingListener(registry));
     if (config.maxInFlightPerBackend() > 0) {
       rb.maxInFlightRequests(config.maxInFlightPerBackend());
     }
-    if (sharedStore != null) {
-      rb.bindingStore(sharedStore);
-    } else if (config.redisUri().isPresent()) {
-      rb.bindingStore("redis", Map.of("uri", config.redisUri().get(),
-          "timeout-ms", Long.toString(config.storeTimeout().toMillis())));
-    }
     this.router = rb.build();
-    this.serverExecutor = Executors.newFixedThreadPool(4, daemon("gateway-http-"));
+    this.scraper = new MetricsScraper(pool, client, config.scrapeInterval());
     this.proxyExecutor = Executors.newCachedThreadPool(daemon("gateway-proxy-"));
-    this.handler = new ProxyHandler(router, fleet, client, proxyExecutor, config);
-    try {
-      this.server = HttpServer.create(config.listen(), 1024);
-    } catch (IOException e) {
-      router.close();
-      fleet.close();
-      throw new UncheckedIOException("cannot bind " + config.listen(), e);
-    }
-    server.createContext("/", handler);
-    server.setExecutor(serverExecutor);
+    this.headerDeadline = new HeaderDeadline(config.headerTimeout());
+    this.handler = new ProxyHandler(router, view, client, proxyExecutor, config, meters,
+        headerDeadline);
+
+    QueuedThreadPool threads = new QueuedThreadPool(config.maxThreads(), 8);
+    threads.setName("gateway-http");
+    threads.setDaemon(true);
+    this.server = new Server(threads);
+    HttpConfiguration http = new HttpConfiguration();
+    http.setRequestHeaderSize(config.maxHeaderBytes());
+    http.setSendServerVersion(false);
+    http.setSendXPoweredBy(false);
+    http.setDelayDispatchUntilContent(false); // the body's timeout is the handler's
+    // RFC 9110 without bare-LF line ends: a bare CR or LF is a 400, never a second header.
+    http.setHttpCompliance(HttpCompliance.STRICT);
+    this.connector = new ServerConnector(server, null,
+        new ScheduledExecutorScheduler("gateway-scheduler", true), null, -1, -1,
+        new HttpConnectionFactory(http));
+    connector.setHost(config.listen().getHostString());
+    connector.setPort(config.listen().getPort());
+    connector.setIdleTimeout(config.idleTimeout().toMillis());
+    connector.setAcceptQueueSize(1024);
+    connector.addEventListener(headerDeadline);
+    server.addConnector(connector);
+    server.setErrorHandler(new ServerErrors(meters));
+    server.setHandler(new AdminRoutes(handler, view, registry, () -> closed.get()));
+    server.setStopTimeout(0);
   }
 
-  /**
-   * The backends as a fleet view: scrapes time out after five intervals (at least 1 s), and a
-   * failed backend is re-probed after the failure cooldown, doubling up to 30 s.
-   */
-  private static FleetView fleet(GatewayConfig config, HttpClient client) {
-    Duration interval = config.scrapeInterval();
-    Duration timeout = interval.multipliedBy(5).compareTo(Duration.ofSeconds(1)) < 0
-        ? Duration.ofSeconds(1) : interval.multipliedBy(5);
-    Duration cooldown = config.failureCooldown();
-    FleetView.Builder b = FleetView.builder().httpClient(client)
-        .scrapeInterval(interval).scrapeTimeout(timeout)
-        .initialBackoff(cooldown)
-        .maxBackoff(cooldown.compareTo(MAX_BACKOFF) > 0 ? cooldown : MAX_BACKOFF);
-    config.backends().forEach((id, url) -> b.endpoint(ReplicaEndpoint.builder(id, url).build()));
-    return b.build();
+  private static BindingStore ownStore(GatewayConfig config) {
+    String name = config.redisUri().isPresent() ? "redis" : "memory";
+    Map<String, String> properties = config.redisUri().isPresent()
+        ? Map.of("uri", config.redisUri().get(),
+            "timeout-ms", Long.toString(config.storeTimeout().toMillis()))
+        : Map.of();
+    BindingStoreProvider best = null;
+    for (BindingStoreProvider p : ServiceLoader.load(BindingStoreProvider.class)) {
+      if (p.name().equals(name) && p.isAvailable()
+          && (best == null || p.priority() > best.priority())) {
+        best = p;
+      }
+    }
+    if (best == null) {
+      throw new IllegalArgumentException("bindingStore: " + name
+          + " (expected: a provider on the class path)");
+    }
+    return best.create(properties);
   }
 
   /**
@@ -122,26 +168,40 @@ public final class Gateway implements AutoCloseable {
    * @throws UncheckedIOException if the listen address cannot be bound
    */
   public static Gateway start(GatewayConfig config, BindingStore sharedStore) {
-    Gateway g = new Gateway(config, sharedStore);
-    g.fleet.scrapeNow().toCompletableFuture().join();
-    g.fleet.start();
-    g.server.start();
+    return start(config, sharedStore, UnaryOperator.identity());
+  }
+
+  /** As {@link #start(GatewayConfig, BindingStore)}, with the backend view wrapped (tests). */
+  static Gateway start(GatewayConfig config, BindingStore sharedStore,
+      UnaryOperator<BackendView> decorate) {
+    Gateway g = new Gateway(config, sharedStore, decorate);
+    g.scraper.scrapeNow();
+    g.scraper.start();
+    try {
+      g.server.start();
+    } catch (Exception e) {
+      g.shutdown(Duration.ZERO);
+      throw new UncheckedIOException("cannot listen on " + config.listen(),
+          e instanceof java.io.IOException ? (java.io.IOException) e
+              : new java.io.IOException(e));
+    }
+    g.port = g.connector.getLocalPort();
     return g;
   }
 
   /** The port the gateway listens on. */
   public int port() {
-    return server.getAddress().getPort();
+    return port;
   }
 
   /** {@code http://host:port} of the gateway. */
   public String baseUrl() {
-    return "http://" + server.getAddress().getHostString() + ":" + port();
+    return "http://" + config.listen().getHostString() + ":" + port();
   }
 
   /** The replicas as the gateway currently sees them. */
   public List<Replica> replicas() {
-    return fleet.replicas();
+    return pool.replicas();
   }
 
   /** Leases not yet released (requests routed whose response has not ended). */
@@ -154,9 +214,19 @@ public final class Gateway implements AutoCloseable {
     return handler.inFlight();
   }
 
+  /** Routed requests to {@code replicaId} whose lease is open. */
+  public int inFlight(String replicaId) {
+    return meters.inFlight(replicaId);
+  }
+
+  /** Connections closed because their client sent headers too slowly, so far. */
+  public long slowHeaderConnectionsClosed() {
+    return headerDeadline.closedConnections();
+  }
+
   /** {@code POST /wake_up} calls sent to backends so far. */
   public long wakeRequestsSent() {
-    return fleet.wakeRequestsSent();
+    return waker.sent();
   }
 
   /** Shuts down gracefully within {@link GatewayConfig#shutdownGrace()}. */
@@ -176,16 +246,12 @@ public final class Gateway implements AutoCloseable {
       return true;
     }
     handler.drain();
-    fleet.close();
+    scraper.close();
     long deadline = System.nanoTime() + grace.toNanos();
-    // HttpServer.stop closes the listener at once, then waits for open exchanges (whole seconds).
-    Thread stopper = new Thread(() -> server.stop(
-        (int) Math.max(1, (grace.toMillis() + 999) / 1000)), "gateway-stop");
-    stopper.setDaemon(true);
-    if (handler.inFlight() == 0) {
-      server.stop(0);
-    } else {
-      stopper.start();
+    try {
+      connector.close(); // stop accepting; open connections still get their answers
+    } catch (RuntimeException e) {
+      // already closed
     }
     boolean drained = true;
     while (handler.inFlight() > 0) {
@@ -195,16 +261,16 @@ public final class Gateway implements AutoCloseable {
       }
       sleepMillis(10);
     }
-    if (stopper.isAlive()) {
-      try {
-        stopper.join(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
+    try {
+      server.stop();
+    } catch (Exception e) {
+      // stopping cuts what is left; nothing more to do
     }
+    headerDeadline.close();
     proxyExecutor.shutdownNow();
-    serverExecutor.shutdownNow();
     router.close();
+    store.close();
+    registry.close();
     return drained;
   }
 

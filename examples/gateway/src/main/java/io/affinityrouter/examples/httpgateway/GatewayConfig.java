@@ -21,7 +21,8 @@ import java.util.Set;
  * vllm-0=http://127.0.0.1:8001 --backend ... [--redis redis://127.0.0.1:6379]
  * [--session-header x-session-id] [--tenant-header x-tenant-id] [--scrape-interval-ms 100]
  * [--shutdown-grace-ms 10000] [--max-in-flight N] [--store-timeout-ms 50]
- * [--response-timeout-ms 300000]}.
+ * [--response-timeout-ms 300000] [--header-timeout-ms 10000] [--body-timeout-ms 30000]
+ * [--idle-timeout-ms 60000] [--max-header-bytes 16384] [--max-headers 100] [--max-threads 200]}.
  *
  * <p>Immutable and thread-safe; built with {@link #builder()}, whose setters refuse bad values with
  * an {@link IllegalArgumentException}.
@@ -44,6 +45,19 @@ public final class GatewayConfig {
   /** Default wait for the binding store per decision: 50 ms (the router's default). */
   public static final Duration DEFAULT_STORE_TIMEOUT = Duration.ofMillis(50);
 
+  /** Default time a client has to send a request's headers, from their first byte: 10 s. */
+  public static final Duration DEFAULT_HEADER_TIMEOUT = Duration.ofSeconds(10);
+  /** Default time a client has to send a request's body, from the end of its headers: 30 s. */
+  public static final Duration DEFAULT_BODY_TIMEOUT = Duration.ofSeconds(30);
+  /** Default time a connection may sit without any byte read or written: 60 s. */
+  public static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofSeconds(60);
+  /** Default bound on a request's line and headers together: {@value} bytes. */
+  public static final int DEFAULT_MAX_HEADER_BYTES = 16 << 10;
+  /** Default bound on a request's header fields: {@value}. */
+  public static final int DEFAULT_MAX_HEADERS = 100;
+  /** Default bound on the server's threads: {@value}. */
+  public static final int DEFAULT_MAX_THREADS = 200;
+
   private final InetSocketAddress listen;
   private final Map<String, URI> backends;
   private final String redisUri;
@@ -56,6 +70,12 @@ public final class GatewayConfig {
   private final Duration storeTimeout;
   private final int maxInFlightPerBackend;
   private final Duration responseTimeout;
+  private final Duration headerTimeout;
+  private final Duration bodyTimeout;
+  private final Duration idleTimeout;
+  private final int maxHeaderBytes;
+  private final int maxHeaders;
+  private final int maxThreads;
 
   private GatewayConfig(Builder b) {
     this.listen = b.listen;
@@ -70,6 +90,12 @@ public final class GatewayConfig {
     this.storeTimeout = b.storeTimeout;
     this.maxInFlightPerBackend = b.maxInFlightPerBackend;
     this.responseTimeout = b.responseTimeout;
+    this.headerTimeout = b.headerTimeout;
+    this.bodyTimeout = b.bodyTimeout;
+    this.idleTimeout = b.idleTimeout;
+    this.maxHeaderBytes = b.maxHeaderBytes;
+    this.maxHeaders = b.maxHeaders;
+    this.maxThreads = b.maxThreads;
   }
 
   /** A builder listening on {@code 127.0.0.1:8080}, with no backends and the defaults. */
@@ -85,7 +111,8 @@ public final class GatewayConfig {
   public static GatewayConfig fromArgs(String[] args) {
     Flags f = Flags.parse(args, Set.of("listen", "backend", "redis", "session-header",
         "tenant-header", "scrape-interval-ms", "shutdown-grace-ms", "max-in-flight", "store-timeout-ms",
-        "response-timeout-ms"));
+        "response-timeout-ms", "header-timeout-ms", "body-timeout-ms", "idle-timeout-ms",
+        "max-header-bytes", "max-headers", "max-threads"));
     Builder b = builder();
     if (f.has("listen")) {
       b.listen(hostPort(f.string("listen", null)));
@@ -114,6 +141,15 @@ public final class GatewayConfig {
     if (f.has("max-in-flight")) {
       b.maxInFlightPerBackend(f.integer("max-in-flight", 0));
     }
+    b.headerTimeout(Duration.ofMillis(f.integer("header-timeout-ms",
+        (int) DEFAULT_HEADER_TIMEOUT.toMillis())));
+    b.bodyTimeout(Duration.ofMillis(f.integer("body-timeout-ms",
+        (int) DEFAULT_BODY_TIMEOUT.toMillis())));
+    b.idleTimeout(Duration.ofMillis(f.integer("idle-timeout-ms",
+        (int) DEFAULT_IDLE_TIMEOUT.toMillis())));
+    b.maxHeaderBytes(f.integer("max-header-bytes", DEFAULT_MAX_HEADER_BYTES));
+    b.maxHeaders(f.integer("max-headers", DEFAULT_MAX_HEADERS));
+    b.maxThreads(f.integer("max-threads", DEFAULT_MAX_THREADS));
     return b.build();
   }
 
@@ -152,10 +188,7 @@ public final class GatewayConfig {
     return shutdownGrace;
   }
 
-  /**
-   * How long a backend that failed (a request, or its scrapes) stays unhealthy before it is probed
-   * again; the wait doubles with each failure in a row, up to 30 s.
-   */
+  /** How long a backend that failed a request stays unhealthy, whatever its scrapes say. */
   public Duration failureCooldown() {
     return failureCooldown;
   }
@@ -189,6 +222,39 @@ public final class GatewayConfig {
     return responseTimeout;
   }
 
+  /**
+   * How long a client may take to send a request's headers, from their first byte; a connection
+   * that takes longer is closed. Slow senders hold no thread meanwhile.
+   */
+  public Duration headerTimeout() {
+    return headerTimeout;
+  }
+
+  /** How long a client may take to send a request's body, after its headers ({@code 408}). */
+  public Duration bodyTimeout() {
+    return bodyTimeout;
+  }
+
+  /** How long a connection may sit without a byte read or written before it is closed. */
+  public Duration idleTimeout() {
+    return idleTimeout;
+  }
+
+  /** The most bytes of a request's line and headers together ({@code 431} beyond). */
+  public int maxHeaderBytes() {
+    return maxHeaderBytes;
+  }
+
+  /** The most header fields of a request ({@code 431} beyond). */
+  public int maxHeaders() {
+    return maxHeaders;
+  }
+
+  /** The most threads of the server (requests proxied at once run on a separate pool). */
+  public int maxThreads() {
+    return maxThreads;
+  }
+
   private static InetSocketAddress hostPort(String s) {
     int colon = s.lastIndexOf(':');
     if (colon <= 0) {
@@ -215,6 +281,12 @@ public final class GatewayConfig {
     private Duration storeTimeout = DEFAULT_STORE_TIMEOUT;
     private int maxInFlightPerBackend;
     private Duration responseTimeout = DEFAULT_RESPONSE_TIMEOUT;
+    private Duration headerTimeout = DEFAULT_HEADER_TIMEOUT;
+    private Duration bodyTimeout = DEFAULT_BODY_TIMEOUT;
+    private Duration idleTimeout = DEFAULT_IDLE_TIMEOUT;
+    private int maxHeaderBytes = DEFAULT_MAX_HEADER_BYTES;
+    private int maxHeaders = DEFAULT_MAX_HEADERS;
+    private int maxThreads = DEFAULT_MAX_THREADS;
 
     private Builder() {}
 
@@ -294,6 +366,52 @@ public final class GatewayConfig {
     /** Sets the wait for a backend's response headers; must be positive. */
     public Builder responseTimeout(Duration timeout) {
       this.responseTimeout = positive(timeout, "responseTimeout");
+      return this;
+    }
+
+    /** Sets the header timeout; must be positive. */
+    public Builder headerTimeout(Duration timeout) {
+      this.headerTimeout = positive(timeout, "headerTimeout");
+      return this;
+    }
+
+    /** Sets the body timeout; must be positive. */
+    public Builder bodyTimeout(Duration timeout) {
+      this.bodyTimeout = positive(timeout, "bodyTimeout");
+      return this;
+    }
+
+    /** Sets the connection idle timeout; must be positive. */
+    public Builder idleTimeout(Duration timeout) {
+      this.idleTimeout = positive(timeout, "idleTimeout");
+      return this;
+    }
+
+    /** Sets the bound on a request's line and headers; must be in 1024..1048576. */
+    public Builder maxHeaderBytes(int bytes) {
+      if (bytes < 1024 || bytes > 1 << 20) {
+        throw new IllegalArgumentException("maxHeaderBytes: " + bytes
+            + " (expected: 1024..1048576)");
+      }
+      this.maxHeaderBytes = bytes;
+      return this;
+    }
+
+    /** Sets the bound on a request's header fields; must be {@code > 0}. */
+    public Builder maxHeaders(int count) {
+      if (count <= 0) {
+        throw new IllegalArgumentException("maxHeaders: " + count + " (expected: > 0)");
+      }
+      this.maxHeaders = count;
+      return this;
+    }
+
+    /** Sets the bound on the server's threads; must be at least 8. */
+    public Builder maxThreads(int threads) {
+      if (threads < 8) {
+        throw new IllegalArgumentException("maxThreads: " + threads + " (expected: >= 8)");
+      }
+      this.maxThreads = threads;
       return this;
     }
 

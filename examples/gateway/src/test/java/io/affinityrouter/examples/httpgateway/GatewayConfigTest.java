@@ -30,6 +30,35 @@ class GatewayConfigTest {
   }
 
   @Test
+  void readsTheLimitsWithTheirDefaults() {
+    GatewayConfig d = GatewayConfig.fromArgs(new String[] {"--backend", "a=http://h:1"});
+    assertThat(d.headerTimeout()).isEqualTo(GatewayConfig.DEFAULT_HEADER_TIMEOUT)
+        .isEqualTo(Duration.ofSeconds(10));
+    assertThat(d.bodyTimeout()).isEqualTo(Duration.ofSeconds(30));
+    assertThat(d.idleTimeout()).isEqualTo(Duration.ofSeconds(60));
+    assertThat(d.maxHeaderBytes()).isEqualTo(16_384);
+    assertThat(d.maxHeaders()).isEqualTo(100);
+    assertThat(d.maxThreads()).isEqualTo(200);
+    GatewayConfig c = GatewayConfig.fromArgs(new String[] {"--backend", "a=http://h:1",
+        "--header-timeout-ms", "2000", "--body-timeout-ms", "3000", "--idle-timeout-ms", "4000",
+        "--max-header-bytes", "8192", "--max-headers", "50", "--max-threads", "16"});
+    assertThat(c.headerTimeout()).isEqualTo(Duration.ofSeconds(2));
+    assertThat(c.bodyTimeout()).isEqualTo(Duration.ofSeconds(3));
+    assertThat(c.idleTimeout()).isEqualTo(Duration.ofSeconds(4));
+    assertThat(c.maxHeaderBytes()).isEqualTo(8192);
+    assertThat(c.maxHeaders()).isEqualTo(50);
+    assertThat(c.maxThreads()).isEqualTo(16);
+    assertThatThrownBy(() -> GatewayConfig.builder().maxHeaderBytes(100))
+        .hasMessage("maxHeaderBytes: 100 (expected: 1024..1048576)");
+    assertThatThrownBy(() -> GatewayConfig.builder().maxHeaders(0))
+        .hasMessage("maxHeaders: 0 (expected: > 0)");
+    assertThatThrownBy(() -> GatewayConfig.builder().maxThreads(2))
+        .hasMessage("maxThreads: 2 (expected: >= 8)");
+    assertThatThrownBy(() -> GatewayConfig.builder().headerTimeout(Duration.ZERO))
+        .hasMessage("headerTimeout: PT0S (expected: > 0)");
+  }
+
+  @Test
   void refusesBadInput() {
     assertThatThrownBy(() -> GatewayConfig.fromArgs(new String[] {"--listen", "x:1"}))
         .isInstanceOf(IllegalArgumentException.class)

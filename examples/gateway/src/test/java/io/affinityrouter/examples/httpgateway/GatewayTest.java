@@ -115,6 +115,23 @@ class GatewayTest {
   }
 
   @Test
+  void streamsCarryAUsageChunkOnlyWhenTheClientAsksForIt() throws Exception {
+    Gateway g = start(1, FakeVllmConfig.builder().latencyScale(0));
+    String plain = new Conversation("u", TestFleet.MODEL, "hi").next(3, true);
+    String withUsage = plain.replaceFirst("\\{",
+        "{\"stream_options\":{\"include_usage\":true},");
+    ChatClient.Reply asked = client.post(g.baseUrl(), CHAT, "u", withUsage);
+    String[] events = asked.body().split("\n\n");
+    assertThat(events[events.length - 1]).isEqualTo("data: [DONE]");
+    Map<?, ?> last = Json.parseObject(events[events.length - 2].substring("data: ".length()));
+    assertThat(((Map<?, ?>) last.get("usage")).get("completion_tokens")).isEqualTo(3L);
+    ChatClient.Reply notAsked = client.post(g.baseUrl(), CHAT, "u", plain);
+    assertThat(notAsked.status()).isEqualTo(200);
+    assertThat(notAsked.body()).doesNotContain("\"usage\"").endsWith("data: [DONE]\n\n");
+    assertThat(g.openLeases()).isZero();
+  }
+
+  @Test
   void clientDisconnectingMidStreamReleasesTheLease() throws Exception {
     Gateway g = start(1, FakeVllmConfig.builder().micros(0, 10_000)); // 10 ms per token
     String body = new Conversation("gone-1", TestFleet.MODEL, "hello").next(1000, true);
@@ -278,7 +295,7 @@ class GatewayTest {
       assertThat(readUntil(in, "\n\n")).startsWith("data: ");
       fleet.backends.get(0).close();
       String rest = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-      assertThat(rest).contains("\"code\":502").doesNotContain("[DONE]");
+      assertThat(rest).contains("\"code\":\"backend_failed\"").doesNotContain("[DONE]");
     }
     assertThat(TestFleet.await(() -> g.openLeases() == 0)).isTrue();
     assertThat(g.replicas().get(0).health()).isEqualTo(ReplicaHealth.UNHEALTHY);

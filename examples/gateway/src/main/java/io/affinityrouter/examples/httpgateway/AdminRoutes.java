@@ -1,0 +1,106 @@
+package io.affinityrouter.examples.httpgateway;
+
+import io.affinityrouter.ReplicaHealth;
+import io.affinityrouter.examples.json.Json;
+import io.affinityrouter.examples.openai.Endpoint;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.BooleanSupplier;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+
+/**
+ * The gateway's routes: the completion endpoints go to the {@link ProxyHandler}; besides them,
+ * {@code GET /v1/models} (the backends' models, {@link Models}), {@code GET /metrics} (the
+ * gateway's meters in Prometheus text), {@code GET /health/live} (200 while the process serves),
+ * {@code GET /health/ready} and {@code GET /health} (200 once the backend view has a first
+ * snapshot and the gateway is not shutting down, else 503). Anything else is a JSON {@code 404}.
+ * Thread-safe.
+ */
+final class AdminRoutes extends Handler.Abstract {
+  private final ProxyHandler proxy;
+  private final BackendView backends;
+  private final PrometheusMeterRegistry registry;
+  private final BooleanSupplier closing;
+  private final long createdEpochSeconds = System.currentTimeMillis() / 1000;
+
+  AdminRoutes(ProxyHandler proxy, BackendView backends, PrometheusMeterRegistry registry,
+      BooleanSupplier closing) {
+    this.proxy = proxy;
+    this.backends = backends;
+    this.registry = registry;
+    this.closing = closing;
+  }
+
+  @Override
+  public boolean handle(Request request, Response response, Callback callback) {
+    String path = request.getHttpURI().getPath();
+    Optional<Endpoint> endpoint = Endpoint.forPath(path == null ? "" : path);
+    if (endpoint.isPresent()) {
+      proxy.handle(request, response, callback, endpoint.get());
+      return true;
+    }
+    if (!"GET".equals(request.getMethod()) && !"HEAD".equals(request.getMethod())
+        && isAdmin(path)) {
+      return error(response, callback, new ApiError(405, "invalid_request_error",
+          "method_not_allowed", null, "method " + request.getMethod() + " (expected: GET)", 0));
+    }
+    switch (path == null ? "" : path) {
+      case "/v1/models":
+        return send(response, callback, 200, "application/json",
+            Models.list(backends.replicas(), createdEpochSeconds));
+      case "/metrics":
+        return send(response, callback, 200, "text/plain; version=0.0.4; charset=utf-8",
+            registry.scrape().getBytes(StandardCharsets.UTF_8));
+      case "/health/live":
+        return send(response, callback, 200, "application/json",
+            "{\"status\":\"live\"}".getBytes(StandardCharsets.UTF_8));
+      case "/health":
+      case "/health/ready":
+        return ready(response, callback);
+      default:
+        ApiError notFound = new ApiError(404, "NotFoundError", "not_found", null,
+            "no route for " + path, 0);
+        FailureLog.failed(404, notFound.code(), request.getMethod(), path, null, null, null,
+            Request.getRemoteAddr(request), 0, notFound.message());
+        return error(response, callback, notFound);
+    }
+  }
+
+  private static boolean isAdmin(String path) {
+    return "/v1/models".equals(path) || "/metrics".equals(path)
+        || (path != null && path.startsWith("/health"));
+  }
+
+  private boolean ready(Response response, Callback callback) {
+    boolean snapshot = backends.hasSnapshot();
+    boolean ready = snapshot && !closing.getAsBoolean();
+    long healthy = backends.replicas().stream()
+        .filter(r -> r.health() == ReplicaHealth.HEALTHY).count();
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("status", ready ? "ready" : closing.getAsBoolean() ? "shutting_down" : "starting");
+    body.put("backends", (long) backends.replicas().size());
+    body.put("healthy_backends", healthy);
+    return send(response, callback, ready ? 200 : 503, "application/json",
+        Json.write(body).getBytes(StandardCharsets.UTF_8));
+  }
+
+  private static boolean error(Response response, Callback callback, ApiError error) {
+    return send(response, callback, error.status(), "application/json", error.body());
+  }
+
+  private static boolean send(Response response, Callback callback, int status, String type,
+      byte[] body) {
+    response.setStatus(status);
+    response.getHeaders().put("Content-Type", type);
+    response.getHeaders().put("Content-Length", Long.toString(body.length));
+    response.write(true, ByteBuffer.wrap(body), callback);
+    return true;
+  }
+}
