@@ -10,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.BooleanSupplier;
+import org.eclipse.jetty.io.Connection;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -25,14 +26,16 @@ import org.eclipse.jetty.util.Callback;
  */
 final class AdminRoutes extends Handler.Abstract {
   private final ProxyHandler proxy;
+  private final HeaderDeadline deadline;
   private final BackendView backends;
   private final PrometheusMeterRegistry registry;
   private final BooleanSupplier closing;
   private final long createdEpochSeconds = System.currentTimeMillis() / 1000;
 
-  AdminRoutes(ProxyHandler proxy, BackendView backends, PrometheusMeterRegistry registry,
-      BooleanSupplier closing) {
+  AdminRoutes(ProxyHandler proxy, HeaderDeadline deadline, BackendView backends,
+      PrometheusMeterRegistry registry, BooleanSupplier closing) {
     this.proxy = proxy;
+    this.deadline = deadline;
     this.backends = backends;
     this.registry = registry;
     this.closing = closing;
@@ -40,6 +43,19 @@ final class AdminRoutes extends Handler.Abstract {
 
   @Override
   public boolean handle(Request request, Response response, Callback callback) {
+    // Headers are in: from here the body has its own timeout, and the next request starts afresh.
+    Connection connection = request.getConnectionMetaData().getConnection();
+    deadline.requestStarted(connection);
+    return route(request, response, Callback.from(() -> {
+      deadline.requestEnded(connection);
+      callback.succeeded();
+    }, failure -> {
+      deadline.requestEnded(connection);
+      callback.failed(failure);
+    }));
+  }
+
+  private boolean route(Request request, Response response, Callback callback) {
     String path = request.getHttpURI().getPath();
     Optional<Endpoint> endpoint = Endpoint.forPath(path == null ? "" : path);
     if (endpoint.isPresent()) {

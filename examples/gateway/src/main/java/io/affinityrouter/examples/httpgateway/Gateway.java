@@ -102,8 +102,7 @@ public final class Gateway implements AutoCloseable {
     this.scraper = new MetricsScraper(pool, client, config.scrapeInterval());
     this.proxyExecutor = Executors.newCachedThreadPool(daemon("gateway-proxy-"));
     this.headerDeadline = new HeaderDeadline(config.headerTimeout());
-    this.handler = new ProxyHandler(router, view, client, proxyExecutor, config, meters,
-        headerDeadline);
+    this.handler = new ProxyHandler(router, view, client, proxyExecutor, config, meters);
 
     QueuedThreadPool threads = new QueuedThreadPool(config.maxThreads(), 8);
     threads.setName("gateway-http");
@@ -126,7 +125,7 @@ public final class Gateway implements AutoCloseable {
     connector.addEventListener(headerDeadline);
     server.addConnector(connector);
     server.setErrorHandler(new ServerErrors(meters));
-    server.setHandler(new AdminRoutes(handler, view, registry, () -> closed.get()));
+    server.setHandler(new AdminRoutes(handler, headerDeadline, view, registry, closed::get));
     server.setStopTimeout(0);
   }
 

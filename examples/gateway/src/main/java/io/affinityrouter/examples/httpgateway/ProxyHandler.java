@@ -63,7 +63,6 @@ final class ProxyHandler {
   private final Upstream upstream;
   private final Executor proxyExecutor;
   private final ProxyMeters meters;
-  private final HeaderDeadline deadline;
   private final String sessionHeader;
   private final String tenantHeader;
   private final int maxHeaders;
@@ -73,13 +72,12 @@ final class ProxyHandler {
   private volatile boolean draining;
 
   ProxyHandler(Router router, BackendView backends, HttpClient client, Executor proxyExecutor,
-      GatewayConfig config, ProxyMeters meters, HeaderDeadline deadline) {
+      GatewayConfig config, ProxyMeters meters) {
     this.router = router;
     this.backends = backends;
     this.upstream = new Upstream(client, config.responseTimeout(), backends);
     this.proxyExecutor = proxyExecutor;
     this.meters = meters;
-    this.deadline = deadline;
     this.sessionHeader = config.sessionHeader();
     this.tenantHeader = config.tenantHeader();
     this.maxHeaders = config.maxHeaders();
@@ -104,11 +102,7 @@ final class ProxyHandler {
   /** Starts serving one request; completes {@code callback} when its answer has been sent. */
   void handle(Request request, Response response, Callback callback, Endpoint endpoint) {
     inFlight.incrementAndGet();
-    deadline.requestStarted(request.getConnectionMetaData().getConnection());
-    Exchange ex = new Exchange(request, response, callback, meters, () -> {
-      deadline.requestEnded(request.getConnectionMetaData().getConnection());
-      inFlight.decrementAndGet();
-    });
+    Exchange ex = new Exchange(request, response, callback, meters, inFlight::decrementAndGet);
     try {
       if (draining) {
         response.getHeaders().put("Connection", "close");

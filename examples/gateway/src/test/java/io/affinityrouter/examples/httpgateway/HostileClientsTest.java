@@ -138,6 +138,24 @@ class HostileClientsTest {
   }
 
   @Test
+  void aKeepAliveConnectionIdleBetweenRequestsIsNotCutAsSlow() throws Exception {
+    try (Socket s = new Socket("127.0.0.1", g.port())) {
+      s.setSoTimeout(20_000);
+      for (int i = 0; i < 2; i++) {
+        s.getOutputStream().write(RawHttp.request("POST", CHAT, chat(TestFleet.MODEL),
+            "x-session-id: keep"));
+        assertThat(RawHttp.read(s.getInputStream()).status()).isEqualTo(200);
+        s.getOutputStream().write(("GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+            .getBytes(StandardCharsets.UTF_8)); // the last request before the idle time
+        assertThat(RawHttp.read(s.getInputStream()).status()).isEqualTo(200);
+        Thread.sleep(2_500); // idle for 2.5 header timeouts: time is what is tested here
+      }
+    }
+    assertThat(g.slowHeaderConnectionsClosed()).isZero();
+    nothingLeaked();
+  }
+
+  @Test
   void slowBodySendersGet408AndDoNotStarveOthers() throws Exception {
     int slow = 12;
     List<CompletableFuture<RawHttp.Answer>> answers = new ArrayList<>();
