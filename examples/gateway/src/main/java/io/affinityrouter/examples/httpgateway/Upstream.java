@@ -133,7 +133,8 @@ final class Upstream {
       ex.write(true, ByteBuffer.wrap(bytes));
       ex.end(null);
     } catch (IOException e) {
-      ex.end(e); // the client went away
+      ex.log(499, "client_gone", "the client went away before the answer was sent");
+      ex.end(e);
     }
     return Outcome.ANSWERED;
   }
@@ -176,6 +177,7 @@ final class Upstream {
       }
     } catch (IOException e) {
       lease.close(); // the client went away: release; closing the body aborts the upstream
+      ex.log(499, "client_gone", "the client went away mid-stream");
       ex.end(e);
       return Outcome.ANSWERED;
     }
