@@ -63,7 +63,8 @@ final class FailureLog {
       sb.append('-');
       return;
     }
-    String v = value.length() > MAX_VALUE_CHARS ? value.substring(0, MAX_VALUE_CHARS) + "..." : value;
+    String v = value.length() > MAX_VALUE_CHARS
+        ? value.substring(0, MAX_VALUE_CHARS) + "..." : value;
     boolean quote = v.isEmpty() || v.chars().anyMatch(c -> c <= ' ' || c == '"' || c == '=');
     if (quote) {
       sb.append('"');

@@ -1,7 +1,6 @@
 package io.affinityrouter.examples.httpgateway;
 
 import io.affinityrouter.Replica;
-import io.affinityrouter.examples.cli.Flags;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.time.Duration;
@@ -10,7 +9,6 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
 
 /**
  * What a {@link Gateway} listens on, routes to and how: the backends ({@code id=url}), an optional
@@ -109,48 +107,7 @@ public final class GatewayConfig {
    * @throws IllegalArgumentException for an unknown flag or a bad value
    */
   public static GatewayConfig fromArgs(String[] args) {
-    Flags f = Flags.parse(args, Set.of("listen", "backend", "redis", "session-header",
-        "tenant-header", "scrape-interval-ms", "shutdown-grace-ms", "max-in-flight", "store-timeout-ms",
-        "response-timeout-ms", "header-timeout-ms", "body-timeout-ms", "idle-timeout-ms",
-        "max-header-bytes", "max-headers", "max-threads"));
-    Builder b = builder();
-    if (f.has("listen")) {
-      b.listen(hostPort(f.string("listen", null)));
-    }
-    for (String backend : f.all("backend")) {
-      int eq = backend.indexOf('=');
-      if (eq <= 0) {
-        throw new IllegalArgumentException("--backend: " + backend + " (expected: id=url)");
-      }
-      b.backend(backend.substring(0, eq), URI.create(backend.substring(eq + 1)));
-    }
-    if (f.has("redis")) {
-      b.redisUri(f.string("redis", null));
-    }
-    b.sessionHeader(f.string("session-header", DEFAULT_SESSION_HEADER));
-    b.tenantHeader(f.string("tenant-header", DEFAULT_TENANT_HEADER));
-    b.scrapeInterval(Duration.ofMillis(f.integer("scrape-interval-ms",
-        (int) DEFAULT_SCRAPE_INTERVAL.toMillis())));
-    b.shutdownGrace(Duration.ofMillis(f.integer("shutdown-grace-ms",
-        (int) DEFAULT_SHUTDOWN_GRACE.toMillis())));
-    b.storeTimeout(Duration.ofMillis(f.integer("store-timeout-ms",
-        (int) DEFAULT_STORE_TIMEOUT.toMillis())));
-    if (f.has("response-timeout-ms")) {
-      b.responseTimeout(Duration.ofMillis(f.integer("response-timeout-ms", 0)));
-    }
-    if (f.has("max-in-flight")) {
-      b.maxInFlightPerBackend(f.integer("max-in-flight", 0));
-    }
-    b.headerTimeout(Duration.ofMillis(f.integer("header-timeout-ms",
-        (int) DEFAULT_HEADER_TIMEOUT.toMillis())));
-    b.bodyTimeout(Duration.ofMillis(f.integer("body-timeout-ms",
-        (int) DEFAULT_BODY_TIMEOUT.toMillis())));
-    b.idleTimeout(Duration.ofMillis(f.integer("idle-timeout-ms",
-        (int) DEFAULT_IDLE_TIMEOUT.toMillis())));
-    b.maxHeaderBytes(f.integer("max-header-bytes", DEFAULT_MAX_HEADER_BYTES));
-    b.maxHeaders(f.integer("max-headers", DEFAULT_MAX_HEADERS));
-    b.maxThreads(f.integer("max-threads", DEFAULT_MAX_THREADS));
-    return b.build();
+    return GatewayFlags.parse(args);
   }
 
   /** The address the gateway listens on (port 0: an ephemeral port). */
@@ -253,18 +210,6 @@ public final class GatewayConfig {
   /** The most threads of the server (requests proxied at once run on a separate pool). */
   public int maxThreads() {
     return maxThreads;
-  }
-
-  private static InetSocketAddress hostPort(String s) {
-    int colon = s.lastIndexOf(':');
-    if (colon <= 0) {
-      throw new IllegalArgumentException("--listen: " + s + " (expected: host:port)");
-    }
-    try {
-      return new InetSocketAddress(s.substring(0, colon), Integer.parseInt(s.substring(colon + 1)));
-    } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("--listen: " + s + " (expected: host:port)", e);
-    }
   }
 
   /** Builds a {@link GatewayConfig}. Not thread-safe. */

@@ -17,8 +17,9 @@ import org.eclipse.jetty.io.Connection;
  * and no request is being handled on it; a sweep every quarter of the timeout closes those that
  * have been so for longer than the timeout (so a slow sender is closed between 1 and 1.25 timeouts
  * after its first byte). Slow senders hold no thread meanwhile: the server parses headers without
- * blocking. Registered on the connector as a {@link Connection.Listener}; the request path calls
- * {@link #requestStarted} and {@link #requestEnded}. Thread-safe; {@link #close()} stops the sweeps.
+ * blocking. Registered on the connector as a {@link Connection.Listener}; the route handler calls
+ * {@link #requestStarted} and {@link #requestEnded}. Thread-safe; {@link #close()} stops the
+ * sweeps.
  */
 final class HeaderDeadline implements Connection.Listener, AutoCloseable {
   private final long timeoutNanos;

@@ -1,0 +1,74 @@
+package io.affinityrouter.examples.httpgateway;
+
+import io.affinityrouter.examples.cli.Flags;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.time.Duration;
+import java.util.Set;
+
+/** Reads a {@link GatewayConfig} from the command line ({@link GatewayConfig#fromArgs}). */
+final class GatewayFlags {
+  private GatewayFlags() {}
+
+  /**
+   * Reads the command line.
+   *
+   * @throws IllegalArgumentException for an unknown flag or a bad value
+   */
+  static GatewayConfig parse(String[] args) {
+    Flags f = Flags.parse(args, Set.of("listen", "backend", "redis", "session-header",
+        "tenant-header", "scrape-interval-ms", "shutdown-grace-ms", "max-in-flight",
+        "store-timeout-ms", "response-timeout-ms", "header-timeout-ms", "body-timeout-ms", "idle-timeout-ms",
+        "max-header-bytes", "max-headers", "max-threads"));
+    GatewayConfig.Builder b = GatewayConfig.builder();
+    if (f.has("listen")) {
+      b.listen(hostPort(f.string("listen", null)));
+    }
+    for (String backend : f.all("backend")) {
+      int eq = backend.indexOf('=');
+      if (eq <= 0) {
+        throw new IllegalArgumentException("--backend: " + backend + " (expected: id=url)");
+      }
+      b.backend(backend.substring(0, eq), URI.create(backend.substring(eq + 1)));
+    }
+    if (f.has("redis")) {
+      b.redisUri(f.string("redis", null));
+    }
+    b.sessionHeader(f.string("session-header", GatewayConfig.DEFAULT_SESSION_HEADER));
+    b.tenantHeader(f.string("tenant-header", GatewayConfig.DEFAULT_TENANT_HEADER));
+    b.scrapeInterval(Duration.ofMillis(f.integer("scrape-interval-ms",
+        (int) GatewayConfig.DEFAULT_SCRAPE_INTERVAL.toMillis())));
+    b.shutdownGrace(Duration.ofMillis(f.integer("shutdown-grace-ms",
+        (int) GatewayConfig.DEFAULT_SHUTDOWN_GRACE.toMillis())));
+    b.storeTimeout(Duration.ofMillis(f.integer("store-timeout-ms",
+        (int) GatewayConfig.DEFAULT_STORE_TIMEOUT.toMillis())));
+    if (f.has("response-timeout-ms")) {
+      b.responseTimeout(Duration.ofMillis(f.integer("response-timeout-ms", 0)));
+    }
+    if (f.has("max-in-flight")) {
+      b.maxInFlightPerBackend(f.integer("max-in-flight", 0));
+    }
+    b.headerTimeout(Duration.ofMillis(f.integer("header-timeout-ms",
+        (int) GatewayConfig.DEFAULT_HEADER_TIMEOUT.toMillis())));
+    b.bodyTimeout(Duration.ofMillis(f.integer("body-timeout-ms",
+        (int) GatewayConfig.DEFAULT_BODY_TIMEOUT.toMillis())));
+    b.idleTimeout(Duration.ofMillis(f.integer("idle-timeout-ms",
+        (int) GatewayConfig.DEFAULT_IDLE_TIMEOUT.toMillis())));
+    b.maxHeaderBytes(f.integer("max-header-bytes", GatewayConfig.DEFAULT_MAX_HEADER_BYTES));
+    b.maxHeaders(f.integer("max-headers", GatewayConfig.DEFAULT_MAX_HEADERS));
+    b.maxThreads(f.integer("max-threads", GatewayConfig.DEFAULT_MAX_THREADS));
+    return b.build();
+  }
+
+  private static InetSocketAddress hostPort(String s) {
+    int colon = s.lastIndexOf(':');
+    if (colon <= 0) {
+      throw new IllegalArgumentException("--listen: " + s + " (expected: host:port)");
+    }
+    try {
+      return new InetSocketAddress(s.substring(0, colon), Integer.parseInt(s.substring(colon + 1)));
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("--listen: " + s + " (expected: host:port)", e);
+    }
+  }
+}
