@@ -5,10 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.affinityrouter.examples.fakevllm.FakeVllmConfig;
 import io.affinityrouter.examples.fakevllm.FakeVllmServer;
 import io.affinityrouter.examples.json.Json;
-import io.affinityrouter.spi.Binding;
-import io.affinityrouter.spi.BindingKey;
-import io.affinityrouter.spi.BindingStore;
-import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpRequest;
@@ -16,9 +12,6 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
@@ -140,18 +133,37 @@ class GatewayObservabilityTest {
   }
 
   @Test
-  void degradedDecisionsAreCounted() throws Exception {
+  void degradedDecisionsAndStoreErrorsAreCountedWhenRedisStops() throws Exception {
     fleet = TestFleet.start(2, FakeVllmConfig.builder().latencyScale(0));
-    Gateway g = fleet.gateway(fleet.config().storeTimeout(Duration.ofMillis(20)), new DownStore());
-    ChatClient.Reply r = client.post(g.baseUrl(), CHAT, "d",
-        new Conversation("d", TestFleet.MODEL, "hi").next(2, false));
-    assertThat(r.status()).isEqualTo(200);
-    assertThat(r.headers().firstValue("x-affinity-degraded")).contains("true");
-    String m = get(g.baseUrl() + "/metrics").body();
-    assertThat(sample(m, "affinity_router_decisions_degraded_total", "model=\"test-model\""))
-        .isEqualTo(1);
-    assertThat(sample(m, "affinity_router_store_latency_seconds_count",
-        "operation=\"get_or_claim\"", "outcome=\"error\"")).isEqualTo(1);
+    RedisServer redis = RedisServer.start();
+    try {
+      Gateway g = fleet.gateway(fleet.config().redisUri(redis.uri())
+          .storeTimeout(Duration.ofMillis(200)), null);
+      assertThat(client.post(g.baseUrl(), CHAT, "before",
+          new Conversation("before", TestFleet.MODEL, "hi").next(2, false)).status())
+          .isEqualTo(200);
+      redis.stop();
+      ChatClient.Reply r = client.post(g.baseUrl(), CHAT, "after",
+          new Conversation("after", TestFleet.MODEL, "hi").next(2, false));
+      assertThat(r.status()).isEqualTo(200);
+      assertThat(r.headers().firstValue("x-affinity-degraded")).contains("true");
+      String m = get(g.baseUrl() + "/metrics").body();
+      assertThat(sample(m, "affinity_router_decisions_degraded_total", "model=\"test-model\""))
+          .isEqualTo(1);
+      assertThat(sample(m, "affinity_router_store_latency_seconds_count",
+          "operation=\"get_or_claim\"", "outcome=\"ok\"")).isEqualTo(1);
+      assertThat(TestFleet.await(() -> {
+        try {
+          return sample(get(g.baseUrl() + "/metrics").body(),
+              "affinity_router_store_latency_seconds_count", "operation=\"get_or_claim\"",
+              "outcome=\"error\"") >= 1;
+        } catch (Exception e) {
+          return false;
+        }
+      })).as("the failed store call timed as an error").isTrue();
+    } finally {
+      redis.stop();
+    }
   }
 
   @Test
@@ -186,27 +198,5 @@ class GatewayObservabilityTest {
         .contains("\"healthy_backends\":1");
     assertThat(client.post(g.baseUrl(), CHAT, "e",
         new Conversation("e", TestFleet.MODEL, "hi").next(2, false)).status()).isEqualTo(200);
-  }
-
-  /** A binding store that is down: every call fails. */
-  static final class DownStore implements BindingStore {
-    @Override
-    public CompletionStage<Binding> getOrClaim(BindingKey key, String candidate, Duration ttl) {
-      return CompletableFuture.failedFuture(new IOException("store down"));
-    }
-
-    @Override
-    public CompletionStage<Binding> repin(BindingKey key, long expectedGeneration,
-        String newReplicaId, Duration ttl) {
-      return CompletableFuture.failedFuture(new IOException("store down"));
-    }
-
-    @Override
-    public CompletionStage<Optional<Binding>> get(BindingKey key) {
-      return CompletableFuture.failedFuture(new IOException("store down"));
-    }
-
-    @Override
-    public void close() {}
   }
 }
