@@ -48,7 +48,7 @@ import org.jspecify.annotations.Nullable;
  * {@link ReplicaDiscovery} (polled every {@link Builder#discoveryInterval}, and applied at once
  * when it pushes a change). <b>Scraping</b>: every {@link Builder#scrapeInterval}, each replica's
  * {@code /metrics} is fetched asynchronously (at most one scrape in flight per replica, each cut
- * off after {@link Builder#scrapeTimeout}) and read with {@link EngineMetrics#parse} and a
+ * off after {@link Builder#scrapeTimeout}) and read with {@link io.affinityrouter.core.metrics.EngineMetrics#parse} and a
  * per-replica {@link io.affinityrouter.core.metrics.ThroughputTracker} into the replica's load and
  * model states. <b>Snapshots</b>: {@link #replicas()} is a volatile read of an immutable list, the
  * same object until a replica changes; it never blocks and never does I/O.
