@@ -3,11 +3,13 @@ package io.affinityrouter.examples.httpgateway;
 import io.affinityrouter.Replica;
 import io.affinityrouter.Router;
 import io.affinityrouter.core.AffinityRouter;
+import io.affinityrouter.core.engine.FleetView;
 import io.affinityrouter.examples.micrometer.MicrometerRoutingListener;
 import io.affinityrouter.examples.micrometer.ProxyMeters;
 import io.affinityrouter.examples.micrometer.TimedBindingStore;
 import io.affinityrouter.spi.BindingStore;
 import io.affinityrouter.spi.BindingStoreProvider;
+import io.affinityrouter.spi.ReplicaEndpoint;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.UncheckedIOException;
@@ -36,12 +38,13 @@ import org.eclipse.jetty.util.thread.ScheduledExecutorScheduler;
  * (headers parsed without blocking, so slow clients hold no thread), the JDK's
  * {@code java.net.http.HttpClient} out.
  *
- * <p>It scrapes every backend's {@code /metrics} ({@link MetricsScraper}), routes each
- * {@code /v1/chat/completions} and {@code /v1/completions} request with
+ * <p>Its backends are a core {@link FleetView}: every backend's {@code /metrics} scraped, health
+ * from failed scrapes and failed requests ({@link FleetView#reportFailure}), and sleeping models
+ * woken with {@code POST /wake_up} when the router asks ({@link FleetView#wakeListener()}). It
+ * routes each {@code /v1/chat/completions} and {@code /v1/completions} request with
  * {@link Router#selectAsync} and proxies it ({@link ProxyHandler}), lists the backends' models at
- * {@code /v1/models}, publishes its meters at {@code /metrics} (Prometheus text) and its state at
- * {@code /health} ({@link AdminRoutes}), and wakes sleeping models when the router asks
- * ({@link WakeRequester}). Session bindings live in Redis when {@link GatewayConfig#redisUri()} is
+ * {@code /v1/models}, and publishes its meters at {@code /metrics} (Prometheus text) and its state
+ * at {@code /health} ({@link AdminRoutes}; ready once the fleet view has scraped a backend). Session bindings live in Redis when {@link GatewayConfig#redisUri()} is
  * set (the {@code "redis"} binding-store provider, found with {@link ServiceLoader}), else in
  * memory, or in a store the caller passes (several gateways in one JVM sharing one store).
  *
@@ -57,14 +60,13 @@ import org.eclipse.jetty.util.thread.ScheduledExecutorScheduler;
  */
 public final class Gateway implements AutoCloseable {
   private static final AtomicInteger THREADS = new AtomicInteger();
+  private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
 
   private final GatewayConfig config;
   private final Router router;
   private final BindingStore store;
-  private final BackendPool pool;
+  private final FleetView fleet;
   private final BackendView view;
-  private final MetricsScraper scraper;
-  private final WakeRequester waker;
   private final PrometheusMeterRegistry registry;
   private final ProxyMeters meters;
   private final HeaderDeadline headerDeadline;
@@ -85,21 +87,19 @@ public final class Gateway implements AutoCloseable {
     this.registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     this.meters = new ProxyMeters(registry);
     config.backends().keySet().forEach(meters::register);
-    this.pool = new BackendPool(config.backends(), config.failureCooldown(), System::nanoTime);
-    this.view = decorate.apply(BackendView.of(pool));
-    this.waker = new WakeRequester(client);
+    this.fleet = fleet(config, client);
+    this.view = decorate.apply(BackendView.of(fleet));
     this.store = sharedStore != null ? TimedBindingStore.wrap(sharedStore, registry, false)
         : TimedBindingStore.wrap(ownStore(config), registry, true);
     AffinityRouter.Builder rb = AffinityRouter.builder()
         .storeTimeout(config.storeTimeout())
         .bindingStore(store)
-        .addListener(waker)
+        .addListener(fleet.wakeListener())
         .addListener(new MicrometerRoutingListener(registry));
     if (config.maxInFlightPerBackend() > 0) {
       rb.maxInFlightRequests(config.maxInFlightPerBackend());
     }
     this.router = rb.build();
-    this.scraper = new MetricsScraper(pool, client, config.scrapeInterval());
     this.proxyExecutor = Executors.newCachedThreadPool(daemon("gateway-proxy-"));
     this.headerDeadline = new HeaderDeadline(config.headerTimeout());
     this.handler = new ProxyHandler(router, view, client, proxyExecutor, config, meters);
@@ -127,6 +127,23 @@ public final class Gateway implements AutoCloseable {
     server.setErrorHandler(new ServerErrors(meters));
     server.setHandler(new AdminRoutes(handler, headerDeadline, view, registry, closed::get));
     server.setStopTimeout(0);
+  }
+
+  /**
+   * The backends as a fleet view: scrapes time out after five intervals (at least 1 s), and a
+   * failed backend is re-probed after the failure cooldown, doubling up to 30 s.
+   */
+  private static FleetView fleet(GatewayConfig config, HttpClient client) {
+    Duration interval = config.scrapeInterval();
+    Duration timeout = interval.multipliedBy(5).compareTo(Duration.ofSeconds(1)) < 0
+        ? Duration.ofSeconds(1) : interval.multipliedBy(5);
+    Duration cooldown = config.failureCooldown();
+    FleetView.Builder b = FleetView.builder().httpClient(client)
+        .scrapeInterval(interval).scrapeTimeout(timeout)
+        .initialBackoff(cooldown)
+        .maxBackoff(cooldown.compareTo(MAX_BACKOFF) > 0 ? cooldown : MAX_BACKOFF);
+    config.backends().forEach((id, url) -> b.endpoint(ReplicaEndpoint.builder(id, url).build()));
+    return b.build();
   }
 
   private static BindingStore ownStore(GatewayConfig config) {
@@ -174,8 +191,8 @@ public final class Gateway implements AutoCloseable {
   static Gateway start(GatewayConfig config, BindingStore sharedStore,
       UnaryOperator<BackendView> decorate) {
     Gateway g = new Gateway(config, sharedStore, decorate);
-    g.scraper.scrapeNow();
-    g.scraper.start();
+    g.fleet.scrapeNow().toCompletableFuture().join();
+    g.fleet.start();
     try {
       g.server.start();
     } catch (Exception e) {
@@ -200,7 +217,7 @@ public final class Gateway implements AutoCloseable {
 
   /** The replicas as the gateway currently sees them. */
   public List<Replica> replicas() {
-    return pool.replicas();
+    return fleet.replicas();
   }
 
   /** Leases not yet released (requests routed whose response has not ended). */
@@ -225,7 +242,7 @@ public final class Gateway implements AutoCloseable {
 
   /** {@code POST /wake_up} calls sent to backends so far. */
   public long wakeRequestsSent() {
-    return waker.sent();
+    return fleet.wakeRequestsSent();
   }
 
   /** Shuts down gracefully within {@link GatewayConfig#shutdownGrace()}. */
@@ -245,7 +262,7 @@ public final class Gateway implements AutoCloseable {
       return true;
     }
     handler.drain();
-    scraper.close();
+    fleet.close();
     long deadline = System.nanoTime() + grace.toNanos();
     try {
       connector.close(); // stop accepting; open connections still get their answers

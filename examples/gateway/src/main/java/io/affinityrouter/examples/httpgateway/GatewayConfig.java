@@ -145,7 +145,10 @@ public final class GatewayConfig {
     return shutdownGrace;
   }
 
-  /** How long a backend that failed a request stays unhealthy, whatever its scrapes say. */
+  /**
+   * How long a backend that failed (a request, or its scrapes) stays unhealthy before it is probed
+   * again; the wait doubles with each failure in a row, up to 30 s.
+   */
   public Duration failureCooldown() {
     return failureCooldown;
   }

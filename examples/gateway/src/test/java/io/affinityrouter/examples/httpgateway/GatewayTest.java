@@ -83,7 +83,7 @@ class GatewayTest {
       used.add(replica);
     }
     assertThat(used).as("new sessions spread by load").hasSizeGreaterThan(1);
-    assertThat(g.openLeases()).isZero();
+    assertThat(TestFleet.await(() -> g.openLeases() == 0)).isTrue();
   }
 
   @Test
@@ -107,7 +107,7 @@ class GatewayTest {
       assertThat(stripVolatile(a[i])).isEqualTo(stripVolatile(b[i]));
     }
     assertThat(a[a.length - 1]).isEqualTo("data: [DONE]");
-    assertThat(g.openLeases()).isZero();
+    assertThat(TestFleet.await(() -> g.openLeases() == 0)).isTrue();
   }
 
   private static String stripVolatile(String event) {
@@ -128,7 +128,7 @@ class GatewayTest {
     ChatClient.Reply notAsked = client.post(g.baseUrl(), CHAT, "u", plain);
     assertThat(notAsked.status()).isEqualTo(200);
     assertThat(notAsked.body()).doesNotContain("\"usage\"").endsWith("data: [DONE]\n\n");
-    assertThat(g.openLeases()).isZero();
+    assertThat(TestFleet.await(() -> g.openLeases() == 0)).isTrue();
   }
 
   @Test
@@ -188,7 +188,7 @@ class GatewayTest {
     assertThat(longSession.status()).isEqualTo(400);
     assertThat(longSession.body()).contains("sessionId");
     assertThat(client.post(g.baseUrl(), "/v1/embeddings", null, "{}").status()).isEqualTo(404);
-    assertThat(g.openLeases()).isZero();
+    assertThat(TestFleet.await(() -> g.openLeases() == 0)).isTrue();
   }
 
   @Test
@@ -204,7 +204,7 @@ class GatewayTest {
         HttpResponse.BodyHandlers.ofString());
     assertThat(ok.statusCode()).isEqualTo(200);
     assertThat(ok.headers().firstValue("Content-Type")).contains("application/json");
-    assertThat(g.openLeases()).isZero();
+    assertThat(TestFleet.await(() -> g.openLeases() == 0)).isTrue();
   }
 
   @Test
@@ -255,7 +255,7 @@ class GatewayTest {
     ChatClient.Reply after = client.post(g.baseUrl(), CHAT, "d", body);
     assertThat(after.status()).isEqualTo(503);
     assertThat(after.reason()).isEqualTo(RoutingReason.NO_REPLICA.name());
-    assertThat(g.openLeases()).isZero();
+    assertThat(TestFleet.await(() -> g.openLeases() == 0)).isTrue();
   }
 
   @Test
@@ -311,7 +311,7 @@ class GatewayTest {
     assertThat(r.status()).isEqualTo(504);
     assertThat(r.replica()).isEqualTo("vllm-0");
     assertThat(r.body()).contains("sent no response within 200 ms");
-    assertThat(g.openLeases()).isZero();
+    assertThat(TestFleet.await(() -> g.openLeases() == 0)).isTrue(); // closed in a finally
   }
 
   @Test
@@ -344,7 +344,7 @@ class GatewayTest {
     assertThat(r.body()).endsWith("data: [DONE]\n\n");
     assertThat(r.body().split("\n\n")).hasSize(102);
     assertThat(stopped.get(10, TimeUnit.SECONDS)).isTrue();
-    assertThat(g.openLeases()).isZero();
+    assertThat(TestFleet.await(() -> g.openLeases() == 0)).isTrue();
     assertThat(List.of(g.inFlight())).containsExactly(0);
   }
 }
