@@ -23,6 +23,7 @@ public final class ReplicaEndpoint {
   private final Engine engine;
   private final Set<String> models;
   private final Optional<URI> kvEventsUri;
+  private final Optional<URI> kvEventsReplayUri;
   private final int dataParallelRanks;
 
   private ReplicaEndpoint(Builder b) {
@@ -31,6 +32,7 @@ public final class ReplicaEndpoint {
     this.engine = b.engine;
     this.models = Collections.unmodifiableSet(new LinkedHashSet<>(b.models));
     this.kvEventsUri = Optional.ofNullable(b.kvEventsUri);
+    this.kvEventsReplayUri = Optional.ofNullable(b.kvEventsReplayUri);
     this.dataParallelRanks = b.dataParallelRanks;
   }
 
@@ -84,6 +86,14 @@ public final class ReplicaEndpoint {
   }
 
   /**
+   * Where the engine answers replay requests for KV-event batches a subscriber missed (vLLM's
+   * {@code replay_endpoint}, e.g. {@code tcp://10.0.0.7:5558}), if it serves them.
+   */
+  public Optional<URI> kvEventsReplayUri() {
+    return kvEventsReplayUri;
+  }
+
+  /**
    * How many data-parallel ranks publish KV events ({@code 1} unless the engine runs several
    * data-parallel engines, each publishing on its own port from {@link #kvEventsUri()} upward).
    */
@@ -96,6 +106,7 @@ public final class ReplicaEndpoint {
     Builder b = new Builder(id, baseUri).engine(engine).models(models)
         .dataParallelRanks(dataParallelRanks);
     kvEventsUri.ifPresent(b::kvEventsUri);
+    kvEventsReplayUri.ifPresent(b::kvEventsReplayUri);
     return b;
   }
 
@@ -110,19 +121,22 @@ public final class ReplicaEndpoint {
     ReplicaEndpoint that = (ReplicaEndpoint) o;
     return id.equals(that.id) && baseUri.equals(that.baseUri) && engine == that.engine
         && models.equals(that.models) && kvEventsUri.equals(that.kvEventsUri)
+        && kvEventsReplayUri.equals(that.kvEventsReplayUri)
         && dataParallelRanks == that.dataParallelRanks;
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(id, baseUri, engine, models, kvEventsUri, dataParallelRanks);
+    return Objects.hash(id, baseUri, engine, models, kvEventsUri, kvEventsReplayUri,
+        dataParallelRanks);
   }
 
   @Override
   public String toString() {
     return "ReplicaEndpoint{" + id + ", " + baseUri + ", " + engine
         + (models.isEmpty() ? "" : ", models=" + models)
-        + kvEventsUri.map(u -> ", kvEvents=" + u + "×" + dataParallelRanks).orElse("") + '}';
+        + kvEventsUri.map(u -> ", kvEvents=" + u + "×" + dataParallelRanks).orElse("")
+        + kvEventsReplayUri.map(u -> ", replay=" + u).orElse("") + '}';
   }
 
   /** The inference engine behind an endpoint. */
@@ -142,6 +156,7 @@ public final class ReplicaEndpoint {
     private Engine engine = Engine.AUTO;
     private final Set<String> models = new LinkedHashSet<>();
     private URI kvEventsUri;
+    private URI kvEventsReplayUri;
     private int dataParallelRanks = 1;
 
     private Builder(String id, URI baseUri) {
@@ -196,6 +211,21 @@ public final class ReplicaEndpoint {
         throw new IllegalArgumentException("kvEventsUri: " + uri + " (expected: an absolute URI)");
       }
       this.kvEventsUri = uri;
+      return this;
+    }
+
+    /**
+     * Sets where the engine answers KV-event replay requests, e.g. {@code tcp://10.0.0.7:5558}.
+     *
+     * @throws IllegalArgumentException if the URI is not absolute
+     */
+    public Builder kvEventsReplayUri(URI uri) {
+      Objects.requireNonNull(uri, "kvEventsReplayUri");
+      if (!uri.isAbsolute()) {
+        throw new IllegalArgumentException(
+            "kvEventsReplayUri: " + uri + " (expected: an absolute URI)");
+      }
+      this.kvEventsReplayUri = uri;
       return this;
     }
 

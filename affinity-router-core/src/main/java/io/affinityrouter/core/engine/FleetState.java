@@ -14,6 +14,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Consumer;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
@@ -37,6 +38,7 @@ final class FleetState {
   private final Backoff backoff;
   private final AtomicBoolean closed;
   private final Object lock = new Object();
+  private volatile Consumer<List<ReplicaEndpoint>> onEndpoints = e -> {}; // KV-event feeds
   private Map<String, TrackedReplica> tracked = new LinkedHashMap<>(); // guarded by lock
   private volatile List<Replica> snapshot = List.of();
   final CompletableFuture<List<Replica>> first = new CompletableFuture<>();
@@ -125,6 +127,21 @@ final class FleetState {
       firstList = publish();
     }
     completeFirst(firstList);
+    onEndpoints.accept(endpoints());
+  }
+
+  /** The endpoints tracked now, in discovery order. */
+  List<ReplicaEndpoint> endpoints() {
+    synchronized (lock) {
+      List<ReplicaEndpoint> out = new ArrayList<>(tracked.size());
+      tracked.values().forEach(t -> out.add(t.endpoint));
+      return out;
+    }
+  }
+
+  /** Called (outside the lock) with the endpoints after every change of the set. */
+  void onEndpoints(Consumer<List<ReplicaEndpoint>> listener) {
+    this.onEndpoints = listener;
   }
 
   /** Starts a scrape of every due replica; returns the scrapes in flight (new and old). */

@@ -1,6 +1,10 @@
 package io.affinityrouter.core.engine;
 
+import io.affinityrouter.PrefixCacheEvents;
 import io.affinityrouter.Replica;
+import io.affinityrouter.core.kvevents.KvEventStats;
+import io.affinityrouter.core.kvevents.KvEventSubscriber;
+import io.affinityrouter.spi.Checks;
 import io.affinityrouter.spi.ReplicaDiscovery;
 import io.affinityrouter.spi.ReplicaEndpoint;
 import io.affinityrouter.spi.RoutingListener;
@@ -10,6 +14,7 @@ import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -93,6 +98,7 @@ public final class FleetView implements AutoCloseable {
   private final AtomicBoolean started = new AtomicBoolean();
   private final AtomicBoolean closed = new AtomicBoolean();
   private volatile AutoCloseable watch = () -> {};
+  private volatile @Nullable KvEventFeeds kvEvents;
 
   private FleetView(FleetSettings settings) {
     this.settings = settings;
@@ -120,13 +126,45 @@ public final class FleetView implements AutoCloseable {
   }
 
   /**
+   * Subscribes, from {@link #start()} to {@link #close()}, to the KV-cache events of every replica
+   * whose endpoint names a {@link ReplicaEndpoint#kvEventsUri()} (with its replay URI and
+   * data-parallel ranks), following the discovery, and feeds them to {@code sink}, normally
+   * {@code router.cacheEvents()} of the router this view's {@link #wakeListener()} was given to.
+   * Needs {@code org.zeromq:jeromq} and {@code org.msgpack:msgpack-core} on the class path
+   * (optional dependencies of the core). Off unless called.
+   *
+   * @param routerBlockSize the router's token block size (its builder's, 16 by default), into
+   *     which engine blocks or pages are mapped
+   * @return this
+   * @throws IllegalStateException if started, closed, or already given a sink
+   * @throws IllegalArgumentException if {@code routerBlockSize <= 0}
+   */
+  public synchronized FleetView kvEvents(PrefixCacheEvents sink, int routerBlockSize) {
+    Objects.requireNonNull(sink, "sink");
+    Checks.positive(routerBlockSize, "routerBlockSize");
+    if (started.get() || closed.get() || kvEvents != null) {
+      throw new IllegalStateException(
+          "kvEvents: set after start, after close or twice (expected: once, before start())");
+    }
+    KvEventFeeds feeds = new KvEventFeeds(sink, routerBlockSize);
+    kvEvents = feeds;
+    state.onEndpoints(feeds::sync);
+    return this;
+  }
+
+  /** As {@link #kvEvents(PrefixCacheEvents, int)} for a router with the default block size. */
+  public FleetView kvEvents(PrefixCacheEvents sink) {
+    return kvEvents(sink, KvEventSubscriber.DEFAULT_ROUTER_BLOCK_SIZE);
+  }
+
+  /**
    * Starts the periodic discovery polls and scrapes (the first at once) and subscribes to the
    * discovery's pushes. Idempotent. Without it nothing is scraped except by {@link #scrapeNow()}.
    *
    * @return this
    * @throws IllegalStateException if closed
    */
-  public FleetView start() {
+  public synchronized FleetView start() {
     if (closed.get()) {
       throw new IllegalStateException("closed");
     }
@@ -135,6 +173,10 @@ public final class FleetView implements AutoCloseable {
         watch = settings.discovery().watch(endpoints -> submit(() -> state.applyEndpoints(endpoints)));
       } catch (RuntimeException e) {
         // a discovery that cannot push is polled
+      }
+      KvEventFeeds feeds = kvEvents;
+      if (feeds != null) {
+        feeds.start(state.endpoints());
       }
       scheduler.scheduleWithFixedDelay(guarded(state::pollDiscovery), 0,
           settings.discoveryInterval().toNanos(), TimeUnit.NANOSECONDS);
@@ -305,6 +347,10 @@ public final class FleetView implements AutoCloseable {
       // the discovery's problem; we stop listening regardless
     }
     scheduler.shutdownNow();
+    KvEventFeeds feeds = kvEvents;
+    if (feeds != null) {
+      feeds.close();
+    }
     state.abandonAll();
     actions.closeAll();
     for (CompletableFuture<List<Replica>> round : List.copyOf(pendingRounds)) {
@@ -324,6 +370,16 @@ public final class FleetView implements AutoCloseable {
         Thread.currentThread().interrupt();
       }
     }
+  }
+
+  /**
+   * The KV-event subscribers' counters (batches, events, gaps, replays, skips), by replica id: one
+   * entry per replica whose endpoint names a {@link ReplicaEndpoint#kvEventsUri()}, once started;
+   * empty without {@link #kvEvents}.
+   */
+  public Map<String, KvEventStats> kvEventStats() {
+    KvEventFeeds feeds = kvEvents;
+    return feeds == null ? Map.of() : feeds.stats();
   }
 
   /** The prefix of the names of the threads this fleet view owns (for leak checks). */

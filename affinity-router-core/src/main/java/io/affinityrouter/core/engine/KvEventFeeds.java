@@ -1,0 +1,109 @@
+package io.affinityrouter.core.engine;
+
+import io.affinityrouter.PrefixCacheEvents;
+import io.affinityrouter.core.kvevents.KvEventStats;
+import io.affinityrouter.core.kvevents.KvEventSubscriber;
+import io.affinityrouter.spi.ReplicaEndpoint;
+import java.net.URI;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * One {@link KvEventSubscriber} per endpoint that names a KV-event URI, kept in step with the fleet's
+ * endpoints. Loaded only when a fleet view is given a sink, so JeroMQ and msgpack-java stay optional.
+ * Thread-safe (every method synchronized; subscribers start and stop on their own threads).
+ */
+final class KvEventFeeds implements AutoCloseable {
+  private final PrefixCacheEvents sink;
+  private final int routerBlockSize;
+  private final Map<String, Feed> feeds = new LinkedHashMap<>(); // guarded by this
+  private boolean started;
+  private boolean closed;
+
+  /** What a subscriber was built from: a change of any of these means a new subscriber. */
+  private record Key(URI events, Optional<URI> replay, int ranks, Set<String> models) {
+    static Key of(ReplicaEndpoint e) {
+      return new Key(e.kvEventsUri().orElseThrow(), e.kvEventsReplayUri(), e.dataParallelRanks(),
+          e.models());
+    }
+  }
+
+  private record Feed(Key key, KvEventSubscriber subscriber) {}
+
+  KvEventFeeds(PrefixCacheEvents sink, int routerBlockSize) {
+    this.sink = Objects.requireNonNull(sink, "sink");
+    this.routerBlockSize = routerBlockSize;
+  }
+
+  /** Starts the subscribers of the endpoints last given to {@link #sync}, and any later ones. */
+  synchronized void start(Collection<ReplicaEndpoint> endpoints) {
+    if (closed) {
+      return;
+    }
+    started = true;
+    sync(endpoints);
+  }
+
+  /**
+   * Subscribes to the endpoints' KV events: new endpoints get a subscriber, changed ones a new one,
+   * removed ones lose theirs. Nothing runs before {@link #start}.
+   */
+  synchronized void sync(Collection<ReplicaEndpoint> endpoints) {
+    if (!started || closed) {
+      return;
+    }
+    Set<String> present = new HashSet<>();
+    for (ReplicaEndpoint e : endpoints) {
+      if (e.kvEventsUri().isEmpty()) {
+        continue;
+      }
+      present.add(e.id());
+      Key key = Key.of(e);
+      Feed old = feeds.get(e.id());
+      if (old != null && old.key.equals(key)) {
+        continue;
+      }
+      if (old != null) {
+        old.subscriber.close();
+      }
+      KvEventSubscriber s = KvEventSubscriber.builder(sink)
+          .replicaId(e.id())
+          // one model: its blocks are that model's; several: the engine's events do not say whose
+          .model(e.models().size() == 1 ? e.models().iterator().next() : null)
+          .endpoint(key.events.toString())
+          .replayEndpoint(key.replay.map(URI::toString).orElse(null))
+          .dataParallelSize(key.ranks)
+          .routerBlockSize(routerBlockSize)
+          .build();
+      s.start();
+      feeds.put(e.id(), new Feed(key, s));
+    }
+    feeds.entrySet().removeIf(entry -> {
+      if (present.contains(entry.getKey())) {
+        return false;
+      }
+      entry.getValue().subscriber.close();
+      return true;
+    });
+  }
+
+  /** Each subscribed replica's counters, by replica id. */
+  synchronized Map<String, KvEventStats> stats() {
+    Map<String, KvEventStats> out = new HashMap<>();
+    feeds.forEach((id, f) -> out.put(id, f.subscriber.stats()));
+    return Map.copyOf(out);
+  }
+
+  @Override
+  public synchronized void close() {
+    closed = true;
+    feeds.values().forEach(f -> f.subscriber.close());
+    feeds.clear();
+  }
+}
