@@ -8,10 +8,8 @@ import io.affinityrouter.Router;
 import io.affinityrouter.RoutingDecision;
 import io.affinityrouter.RoutingRequest;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
 /** The README's quickstart, compiled and run here; the README's copy must be this one. */
@@ -52,19 +50,7 @@ class QuickstartTest {
 
   @Test
   void readmeShowsThisQuickstart() throws IOException {
-    String source = Files.readString(
-        Path.of("src/test/java/io/affinityrouter/core/QuickstartTest.java"));
-    int from = source.indexOf("\n    " + START) + 5 + START.length();
-    String body = source.substring(from, source.indexOf("\n    " + END, from));
-    String snippet = body.lines().skip(1)
-        .map(l -> l.length() >= 4 ? l.substring(4) : l.strip())
-        .collect(Collectors.joining("\n")).stripTrailing();
-    String readme = Files.readString(Path.of("../README.md"));
-    String fence = "## Quickstart\n\n```java\n";
-    int at = readme.indexOf(fence);
-    assertThat(at).as("README's quickstart section").isNotNegative();
-    String shown = readme.substring(at + fence.length(),
-        readme.indexOf("\n```", at + fence.length()));
-    assertThat(shown).isEqualTo(snippet);
+    assertThat(ReadmeSnippets.inReadme("## Quickstart")).isEqualTo(ReadmeSnippets.inTest(
+        Path.of("src/test/java/io/affinityrouter/core/QuickstartTest.java"), START, END));
   }
 }

@@ -8,13 +8,12 @@ import io.affinityrouter.Router;
 import io.affinityrouter.RoutingDecision;
 import io.affinityrouter.RoutingRequest;
 import io.affinityrouter.core.AffinityRouter;
+import io.affinityrouter.core.ReadmeSnippets;
 import io.affinityrouter.spi.ReplicaEndpoint;
 import java.io.IOException;
 import java.net.URI;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -68,18 +67,8 @@ class FleetQuickstartTest {
 
   @Test
   void readmeShowsThisQuickstart() throws IOException {
-    String source = Files.readString(
-        Path.of("src/test/java/io/affinityrouter/core/engine/FleetQuickstartTest.java"));
-    int from = source.indexOf("\n    " + START) + 5 + START.length();
-    String body = source.substring(from, source.indexOf("\n    " + END, from));
-    String snippet = body.lines().skip(1)
-        .map(l -> l.length() >= 4 ? l.substring(4) : l.strip())
-        .collect(Collectors.joining("\n")).stripTrailing();
-    String readme = Files.readString(Path.of("../README.md"));
-    String fence = "### With real engines: the fleet view\n\n";
-    int at = readme.indexOf(fence);
-    assertThat(at).as("README's fleet-view quickstart").isNotNegative();
-    int code = readme.indexOf("```java\n", at) + "```java\n".length();
-    assertThat(readme.substring(code, readme.indexOf("\n```", code))).isEqualTo(snippet);
+    assertThat(ReadmeSnippets.inReadme("### With real engines: the fleet view"))
+        .isEqualTo(ReadmeSnippets.inTest(Path.of(
+            "src/test/java/io/affinityrouter/core/engine/FleetQuickstartTest.java"), START, END));
   }
 }

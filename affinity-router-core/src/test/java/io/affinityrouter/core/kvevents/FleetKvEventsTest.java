@@ -10,7 +10,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
@@ -22,7 +21,7 @@ import org.junit.jupiter.api.Test;
  * engines' {@code /metrics} are not served here (their scrapes fail), which KV events do not need.
  */
 class FleetKvEventsTest {
-  private static final Duration PATIENCE = Duration.ofSeconds(20);
+  private static final Duration PATIENCE = Await.PATIENCE;
   private static final URI NO_METRICS = URI.create("http://127.0.0.1:9");
 
   private final RecordingSink sink = new RecordingSink();
@@ -38,17 +37,6 @@ class FleetKvEventsTest {
   private <T extends AutoCloseable> T closing(T c) {
     closeables.add(c);
     return c;
-  }
-
-  private static void await(String what, BooleanSupplier condition) {
-    long deadline = System.nanoTime() + PATIENCE.toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() - deadline > 0) {
-        throw new AssertionError("timed out waiting for " + what);
-      }
-      Thread.onSpinWait();
-      Thread.yield();
-    }
   }
 
   private static ReplicaEndpoint endpoint(String id, TestPublisher pub) {
@@ -145,12 +133,13 @@ class FleetKvEventsTest {
         .discoveryInterval(Duration.ofHours(1)).build()).kvEvents(sink);
     fleet.start();
     fleet.scrapeNow().toCompletableFuture().join(); // the first poll has applied "a"
-    await("a subscribed", () -> fleet.kvEventStats().containsKey("a"));
+    Await.until("a subscribed", () -> fleet.kvEventStats().containsKey("a"));
     publishUntilStored(a, "a", 100);
 
     now.set(List.of(endpoint("b", b)));
     push.get().accept(now.get());
-    await("a replaced by b", () -> fleet.kvEventStats().keySet().equals(java.util.Set.of("b")));
+    Await.until("a replaced by b",
+        () -> fleet.kvEventStats().keySet().equals(java.util.Set.of("b")));
     publishUntilStored(b, "b", 200);
     int seen = sink.size();
     for (int i = 0; i < 20; i++) {

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
  * publisher restarts, data-parallel ranks, malformed messages, and close.
  */
 class KvEventSubscriberTest {
-  private static final Duration PATIENCE = Duration.ofSeconds(20);
+  private static final Duration PATIENCE = Await.PATIENCE;
 
   private final RecordingSink sink = new RecordingSink();
   private final List<AutoCloseable> closeables = new ArrayList<>();
@@ -35,17 +35,6 @@ class KvEventSubscriberTest {
   private <T extends AutoCloseable> T closing(T c) {
     closeables.add(c);
     return c;
-  }
-
-  private static void await(String what, BooleanSupplier condition) {
-    long deadline = System.nanoTime() + PATIENCE.toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() - deadline > 0) {
-        throw new AssertionError("timed out waiting for " + what);
-      }
-      Thread.onSpinWait();
-      Thread.yield();
-    }
   }
 
   private static int[] block(int n) {
@@ -90,7 +79,7 @@ class KvEventSubscriberTest {
 
   private void awaitCalls(int n) {
     try {
-      await(n + " sink calls", () -> sink.size() >= n);
+      Await.until(n + " sink calls", () -> sink.size() >= n);
     } catch (AssertionError e) {
       throw new AssertionError(e.getMessage() + "; have " + sink.calls() + ", " + current.stats(),
           e);
@@ -193,7 +182,7 @@ class KvEventSubscriberTest {
       }
     }
     second.publish(batch(1));
-    await("the new publisher's block", () -> sink.calls().contains(storedCall(1))
+    Await.until("the new publisher's block", () -> sink.calls().contains(storedCall(1))
         && sink.calls().lastIndexOf(storedCall(1)) > 1);
     List<String> calls = sink.calls();
     assertThat(calls.subList(0, 3)).containsExactly(storedCall(1), storedCall(2), cleared("r1"));
@@ -256,7 +245,7 @@ class KvEventSubscriberTest {
     r1.publish(batch(7));
     r1.lose(batch(8));
     r1.publish(batch(9));
-    await("four blocks", () -> storedOnly(sink.calls()).size() >= 4);
+    Await.until("four blocks", () -> storedOnly(sink.calls()).size() >= 4);
     List<String> stored = storedOnly(sink.calls());
     assertThat(stored).containsExactlyInAnyOrder(storedCall(1), storedCall(7), storedCall(8),
         storedCall(9));
