@@ -88,7 +88,7 @@ public final class SessionSplitHarness {
       // 2. every router hears the store's answer for every session: breakers closed first
       stores.forEach(s -> s.faults(false));
       clock.advance(Duration.ofMinutes(1));
-      closeBreakers(routers);
+      closeBreakers(routers, clock);
       hear(routers, clock, sessions);
       // 3. later turns under faults
       stores.forEach(s -> s.faults(true));
@@ -148,8 +148,13 @@ public final class SessionSplitHarness {
     }
   }
 
-  /** Routes throw-away sessions on each router until one is not degraded: its breaker is closed. */
-  private static void closeBreakers(List<Router> routers) throws InterruptedException {
+  /**
+   * Routes throw-away sessions on each router until one is not degraded: its breaker is closed. A
+   * warm-up that a busy machine's store answers late may open the breaker again, so each miss moves
+   * the clock past its back-off.
+   */
+  private static void closeBreakers(List<Router> routers, TestClock clock)
+      throws InterruptedException {
     List<Replica> fleet = fleet(routers.size());
     for (Router router : routers) {
       for (int i = 0; ; i++) {
@@ -161,6 +166,7 @@ public final class SessionSplitHarness {
         if (i > 1_000) {
           throw new AssertionError("the breaker never closed");
         }
+        clock.advance(Duration.ofSeconds(1));
         Thread.sleep(1);
       }
     }

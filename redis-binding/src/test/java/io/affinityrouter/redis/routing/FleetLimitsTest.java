@@ -74,9 +74,11 @@ class FleetLimitsTest {
     AtomicInteger unexpected = new AtomicInteger();
     try {
       for (int g = 0; g < ROUTERS; g++) {
-        RedisBindingStore store = RedisBindingStore.builder().uri(redis.uri()).build();
+        // Time is not the subject: generous command and store timeouts, so no limits call
+        // fails over to the local limits on a busy machine.
+        RedisBindingStore store = RedisBindingStore.builder().uri(redis.uri())
+            .commandTimeout(Duration.ofSeconds(10)).build();
         stores.add(store);
-        // Time is not the subject: a generous store timeout, so no limits call falls back.
         AffinityRouter.Builder b = AffinityRouter.builder().bindingStore(store)
             .maxInFlightRequests(LIMIT).storeTimeout(Duration.ofSeconds(10));
         if (fleetWide) {
