@@ -471,13 +471,13 @@ public final class FleetView implements AutoCloseable {
 
     /** Time between two scrape rounds; {@code > 0}. */
     public Builder scrapeInterval(Duration interval) {
-      this.scrapeInterval = io.affinityrouter.spi.Checks.positive(interval, "scrapeInterval");
+      this.scrapeInterval = Checks.positive(interval, "scrapeInterval");
       return this;
     }
 
     /** How long one scrape may take before it counts as timed out; {@code > 0}. */
     public Builder scrapeTimeout(Duration timeout) {
-      this.scrapeTimeout = io.affinityrouter.spi.Checks.positive(timeout, "scrapeTimeout");
+      this.scrapeTimeout = Checks.positive(timeout, "scrapeTimeout");
       return this;
     }
 
@@ -497,20 +497,20 @@ public final class FleetView implements AutoCloseable {
      * a replica unhealthy; {@code > 0}. A refused connection counts at once.
      */
     public Builder failuresToUnhealthy(int failures) {
-      this.failuresToUnhealthy = io.affinityrouter.spi.Checks.positive(failures,
+      this.failuresToUnhealthy = Checks.positive(failures,
           "failuresToUnhealthy");
       return this;
     }
 
     /** The first re-probe delay of an unhealthy replica; {@code > 0}. */
     public Builder initialBackoff(Duration backoff) {
-      this.initialBackoff = io.affinityrouter.spi.Checks.positive(backoff, "initialBackoff");
+      this.initialBackoff = Checks.positive(backoff, "initialBackoff");
       return this;
     }
 
     /** The longest re-probe delay; {@code >= initialBackoff} (checked by {@link #build()}). */
     public Builder maxBackoff(Duration backoff) {
-      this.maxBackoff = io.affinityrouter.spi.Checks.positive(backoff, "maxBackoff");
+      this.maxBackoff = Checks.positive(backoff, "maxBackoff");
       return this;
     }
 
@@ -525,14 +525,14 @@ public final class FleetView implements AutoCloseable {
 
     /** Time between two polls of the discovery; {@code > 0}. */
     public Builder discoveryInterval(Duration interval) {
-      this.discoveryInterval = io.affinityrouter.spi.Checks.positive(interval,
+      this.discoveryInterval = Checks.positive(interval,
           "discoveryInterval");
       return this;
     }
 
     /** How long a sleep-mode action may take; {@code > 0}. */
     public Builder actionTimeout(Duration timeout) {
-      this.actionTimeout = io.affinityrouter.spi.Checks.positive(timeout, "actionTimeout");
+      this.actionTimeout = Checks.positive(timeout, "actionTimeout");
       return this;
     }
 
