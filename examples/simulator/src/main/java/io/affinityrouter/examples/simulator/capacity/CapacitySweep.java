@@ -8,14 +8,19 @@ import java.util.TreeMap;
 import java.util.function.DoubleFunction;
 
 /**
- * Finds the request rate at which a strategy's p90 TTFT reaches the SLO: the fleet's capacity at
- * that SLO. From a starting rate it steps up (or down) by {@value #STEP} until the SLO is crossed,
- * bisects the bracket {@value #BISECTIONS} times on a log scale, and interpolates linearly between
- * the two closest points on either side of the SLO. Every point run is kept, for the chart.
+ * Finds the highest request rate a strategy carries: the fleet's capacity at the p90 TTFT SLO. A
+ * rate is carried when its run meets the SLO <em>and</em> serves at least {@value #MIN_SERVED_RATIO}
+ * of what the same requests would give on a fleet with no latency
+ * ({@link RunResult#servedRatio()}): a closed-loop workload whose turns are held back by a
+ * thrashing replica sends fewer turns, and may pass the SLO while serving far less than offered.
+ * Both conditions are one {@linkplain #stress stress} figure, carried at or below 1. From a
+ * starting rate the sweep steps up (or down) by {@value #STEP} until the stress crosses 1, bisects
+ * the bracket {@value #BISECTIONS} times on a log scale, and interpolates linearly between the two
+ * closest points on either side. Every point run is kept, for the chart.
  *
- * <p>A run is a full simulation at one rate ({@code run}); p90 TTFT rises with the rate for every
- * strategy the simulator has (more arrivals, longer queues), which is all the search needs. Not
- * thread-safe; one sweep per strategy.
+ * <p>A run is a full simulation at one rate ({@code run}); p90 TTFT rises, and the served ratio
+ * falls, with the rate for every strategy the simulator has (more arrivals, longer queues), which
+ * is all the search needs. Not thread-safe; one sweep per strategy.
  */
 public final class CapacitySweep {
   /** The step between sweep points while looking for the crossing: {@value}. */
@@ -26,12 +31,19 @@ public final class CapacitySweep {
   static final int MAX_STEPS_UP = 12;
   /** Steps down taken at most before giving up: {@value} (a sixth of the start). */
   static final int MAX_STEPS_DOWN = 8;
+  /** The share of the ideal served rate a run must reach to carry its offered rate: {@value}. */
+  public static final double MIN_SERVED_RATIO = 0.95;
 
   /** One run: its offered rate and what came of it. */
   public record Point(double rate, RunResult result) {
     /** p90 TTFT, ms. */
     public double p90Millis() {
       return result.ttftMillis(90);
+    }
+
+    /** This run's {@linkplain CapacitySweep#stress stress} at {@code sloMillis}. */
+    public double stress(double sloMillis) {
+      return CapacitySweep.stress(result, sloMillis);
     }
   }
 
@@ -108,7 +120,18 @@ public final class CapacitySweep {
   }
 
   private boolean meets(double rate) {
-    return at(rate).p90Millis() <= sloMillis;
+    return at(rate).stress(sloMillis) <= 1;
+  }
+
+  /**
+   * How far a run is from breaking its limits: the larger of p90 TTFT over the SLO and
+   * {@value #MIN_SERVED_RATIO} over the served ratio; the run carries its rate when this is at most
+   * 1.
+   */
+  public static double stress(RunResult r, double sloMillis) {
+    double served = r.servedRatio();
+    double byServed = served <= 0 ? Double.MAX_VALUE : MIN_SERVED_RATIO / served;
+    return Math.max(r.ttftMillis(90) / sloMillis, byServed);
   }
 
   private Point at(double rate) {
@@ -126,14 +149,15 @@ public final class CapacitySweep {
   }
 
   /**
-   * The interpolated capacity of sorted points: between the highest rate that meets the SLO below
-   * the lowest that breaks it, and that one.
+   * The interpolated capacity of sorted points: between the highest rate that is carried below
+   * the lowest that is not, and that one, where the first limit the upper one breaks (p90 TTFT
+   * against the SLO, the served ratio against {@value #MIN_SERVED_RATIO}) is reached.
    */
   static double capacity(List<Point> sorted, double sloMillis) {
     Point below = null;
     Point above = null;
     for (Point p : sorted) {
-      if (p.p90Millis() > sloMillis) {
+      if (p.stress(sloMillis) > 1) {
         above = p;
         break;
       }
@@ -145,7 +169,16 @@ public final class CapacitySweep {
     if (above == null) {
       return below.rate();
     }
-    double f = (sloMillis - below.p90Millis()) / (above.p90Millis() - below.p90Millis());
+    // each limit the upper point breaks is interpolated on its own figure; the first to break wins
+    double f = 1;
+    if (above.p90Millis() > sloMillis) {
+      f = Math.min(f, (sloMillis - below.p90Millis()) / (above.p90Millis() - below.p90Millis()));
+    }
+    double servedAbove = above.result().servedRatio();
+    if (servedAbove < MIN_SERVED_RATIO) {
+      double servedBelow = below.result().servedRatio();
+      f = Math.min(f, (servedBelow - MIN_SERVED_RATIO) / (servedBelow - servedAbove));
+    }
     return below.rate() + Math.max(0, Math.min(1, f)) * (above.rate() - below.rate());
   }
 

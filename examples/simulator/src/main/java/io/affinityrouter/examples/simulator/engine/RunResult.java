@@ -33,13 +33,63 @@ import org.HdrHistogram.Histogram;
  * @param sampleNanos simulated time between two load samples
  * @param wakes times a request woke a replica's sleeping model
  * @param preemptions running requests the engines preempted for KV blocks (each time counted)
+ * @param idealRequestsPerSecond the rate the same requests would be served at on a fleet with no
+ *     latency at all ({@link io.affinityrouter.examples.simulator.workload.Workload#idealRequestsPerSecond})
+ * @param sessionP90Micros each session's own p90 TTFT, µs, sorted (a request without a session is
+ *     a session of one)
+ * @param heldRequests requests a gateway held in its queue (flow control) at least once
  */
 public record RunResult(String strategy, String workload, int requests, int completed,
     int dropped, long notRouted, long failedOver, long inputTokens, long cachedTokens,
     long boundTokens, long recomputedTokens, long outputTokens, Histogram ttftMicros,
     Histogram ttftFloorMicros, Histogram e2eMicros, long makespanNanos, long[] busyNanos,
     Map<String, Long> moves, long repins, List<int[]> loadSeries, long sampleNanos, long wakes,
-    long preemptions) {
+    long preemptions, double idealRequestsPerSecond, long[] sessionP90Micros,
+    long heldRequests) {
+
+  /**
+   * The served rate over the ideal one: 1 when the fleet added no delay to the workload's own
+   * pacing, lower when turns (closed loop) or the run's end were held back by latency.
+   */
+  public double servedRatio() {
+    if (Double.isInfinite(idealRequestsPerSecond)) { // all at once: nothing paces them
+      return requests == 0 ? 0 : (double) completed / requests;
+    }
+    return idealRequestsPerSecond <= 0 ? 0 : requestsPerSecond() / idealRequestsPerSecond;
+  }
+
+  /** Requests whose TTFT met {@code sloMillis}, per simulated second (first arrival to last end). */
+  public double goodputPerSecond(double sloMillis) {
+    if (makespanNanos == 0) {
+      return 0;
+    }
+    long within = ttftMicros.getCountBetweenValues(0, (long) (sloMillis * 1000));
+    return within / (makespanNanos / 1e9);
+  }
+
+  /** The share of sessions whose own p90 TTFT meets {@code sloMillis} (0 if none was served). */
+  public double sessionSloAttainment(double sloMillis) {
+    if (sessionP90Micros.length == 0) {
+      return 0;
+    }
+    long limit = (long) (sloMillis * 1000);
+    int lo = 0;
+    int hi = sessionP90Micros.length;
+    while (lo < hi) { // first index past the limit
+      int mid = (lo + hi) >>> 1;
+      if (sessionP90Micros[mid] <= limit) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    return (double) lo / sessionP90Micros.length;
+  }
+
+  /** Requests that never completed (dropped, or still waiting when the run ended). */
+  public int notCompleted() {
+    return requests - completed;
+  }
 
   /** Cached prompt tokens over prompt tokens. */
   public double hitRate() {

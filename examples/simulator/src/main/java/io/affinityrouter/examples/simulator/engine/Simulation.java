@@ -13,6 +13,7 @@ import io.affinityrouter.examples.simulator.strategy.StrategyRegistry;
 import io.affinityrouter.examples.simulator.workload.SegmentKeys;
 import io.affinityrouter.examples.simulator.workload.SimRequest;
 import io.affinityrouter.examples.simulator.workload.Workload;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -44,6 +45,7 @@ public final class Simulation implements ReplicaEngine.Listener {
   private static final int FLEET = 3;
   private static final int WAKE = 4;
   private static final int WAKE_REQUEST = 5;
+  private static final int RELEASE = 6;
   /** The model every replica hosts (its state is what the asleep scenario changes). */
   public static final String MODEL = "qwen2.5-7b-instruct";
 
@@ -64,6 +66,7 @@ public final class Simulation implements ReplicaEngine.Listener {
     boolean bounded;
     long boundTokens;
     boolean firstTokenSeen;
+    boolean wasHeld;
 
     Job(SimRequest request, long arrival, int gateway) {
       this.request = request;
@@ -96,6 +99,11 @@ public final class Simulation implements ReplicaEngine.Listener {
   private final Histogram ttftFloor = new Histogram(3);
   private final Histogram e2e = new Histogram(3);
   private final List<int[]> loadSeries = new ArrayList<>();
+  private final ArrayDeque<Job>[] held;
+  private final boolean[] releasePending;
+  private final Map<String, long[]> sessionTtfts = new HashMap<>();
+  private final long scrapeNanos;
+  private long heldRequests;
   private List<Replica> replicas = List.of();
   private long seq;
   private int completed;
@@ -120,6 +128,7 @@ public final class Simulation implements ReplicaEngine.Listener {
     this.entry = entry;
     this.config = config;
     this.progress = progress;
+    this.scrapeNanos = entry.scrapeNanos() > 0 ? entry.scrapeNanos() : config.scrapeIntervalNanos();
     int n = config.replicas();
     engines = new ReplicaEngine[n];
     KvCache shared = entry.infiniteCache() ? KvCache.infinite() : null;
@@ -156,6 +165,13 @@ public final class Simulation implements ReplicaEngine.Listener {
       strategies[g] = entry.factory().create(context, g);
     }
     inFlight = new int[config.gateways()][n];
+    @SuppressWarnings("unchecked")
+    ArrayDeque<Job>[] queues = new ArrayDeque[config.gateways()];
+    held = queues;
+    releasePending = new boolean[config.gateways()];
+    for (int g = 0; g < held.length; g++) {
+      held[g] = new ArrayDeque<>();
+    }
     views = new GatewayView[config.gateways()];
     for (int g = 0; g < views.length; g++) {
       views[g] = new GatewayView(clock, engines, config.engine(), indexById, inFlight[g],
@@ -204,6 +220,10 @@ public final class Simulation implements ReplicaEngine.Listener {
         case SCRAPE -> scrape();
         case WAKE -> awake(e.replica());
         case WAKE_REQUEST -> wake(e.replica());
+        case RELEASE -> {
+          releasePending[e.replica()] = false;
+          release(e.replica());
+        }
         default -> fleetEvent((FleetEvent) e.payload());
       }
     }
@@ -220,7 +240,8 @@ public final class Simulation implements ReplicaEngine.Listener {
         recomputed + recomputedAfterPreemption, outputTokens, ttft, ttftFloor, e2e,
         Math.max(0, lastCompletion - firstArrival), busy,
         Collections.unmodifiableMap(new TreeMap<>(moves)), repins,
-        List.copyOf(loadSeries), config.scrapeIntervalNanos(), wakes, preemptions);
+        List.copyOf(loadSeries), scrapeNanos, wakes, preemptions,
+        workload.idealRequestsPerSecond(), sessionP90s(), heldRequests);
   }
 
   private int gatewayFor(SimRequest r) {
@@ -253,12 +274,54 @@ public final class Simulation implements ReplicaEngine.Listener {
       return;
     }
     int g = job.gateway;
+    if (!held[g].isEmpty()) { // first come, first served: behind what this gateway holds
+      hold(job);
+      return;
+    }
     Route route = strategies[g].route(r, views[g]);
     if (route == null) {
       notRouted++;
       push(now + config.retryNanos(), ARRIVAL, -1, job);
       return;
     }
+    if (route.held()) {
+      hold(job);
+      return;
+    }
+    dispatch(job, route);
+  }
+
+  private void hold(Job job) {
+    if (!job.wasHeld) {
+      job.wasHeld = true;
+      heldRequests++;
+    }
+    held[job.gateway].addLast(job);
+  }
+
+  /** Offers gateway {@code g}'s held requests again, oldest first, until one is held still. */
+  private void release(int g) {
+    ArrayDeque<Job> queue = held[g];
+    while (!queue.isEmpty() && !replicas.isEmpty()) {
+      Job job = queue.peekFirst();
+      Route route = strategies[g].route(job.request, views[g]);
+      if (route == null) {
+        notRouted++;
+        queue.pollFirst();
+        push(clock.nanos() + config.retryNanos(), ARRIVAL, -1, job);
+        continue;
+      }
+      if (route.held()) {
+        return;
+      }
+      queue.pollFirst();
+      dispatch(job, route);
+    }
+  }
+
+  private void dispatch(Job job, Route route) {
+    SimRequest r = job.request;
+    int g = job.gateway;
     int idx = route.replicaIndex();
     if (idx < 0 || idx >= engines.length || !live[idx]) {
       throw new IllegalStateException(entry.name() + " picked replica " + idx
@@ -332,7 +395,20 @@ public final class Simulation implements ReplicaEngine.Listener {
       return;
     }
     job.firstTokenSeen = true;
-    ttft.recordValue(Math.max(1, (nowNanos - job.arrival) / 1000));
+    long micros = Math.max(1, (nowNanos - job.arrival) / 1000);
+    ttft.recordValue(micros);
+    String session = job.request.session() != null ? job.request.session()
+        : "#" + job.request.id();
+    long[] list = sessionTtfts.get(session);
+    if (list == null || list[0] + 1 == list.length) {
+      long[] grown = new long[list == null ? 4 : list.length * 2];
+      if (list != null) {
+        System.arraycopy(list, 0, grown, 0, list.length);
+      }
+      sessionTtfts.put(session, grown);
+      list = grown;
+    }
+    list[(int) ++list[0]] = micros; // list[0] counts the entries after it
     long input = job.request.inputTokens();
     ttftFloor.recordValue(Math.max(1, (long) config.engine().cost().prefillFloorMicros(
         input - job.boundTokens, job.boundTokens, config.engine().maxBatchedTokens())));
@@ -376,6 +452,24 @@ public final class Simulation implements ReplicaEngine.Listener {
       long at = clock.nanos() + next.delayNanos();
       push(at, ARRIVAL, -1, new Job(next, at, gatewayFor(next)));
     }
+    if (!held[job.gateway].isEmpty() && !releasePending[job.gateway]) {
+      releasePending[job.gateway] = true; // after the engine's step: routing may submit to it
+      push(clock.nanos(), RELEASE, job.gateway, null);
+    }
+  }
+
+  /** Each session's p90 TTFT (nearest rank), µs; a request without a session is one of its own. */
+  private long[] sessionP90s() {
+    long[] out = new long[sessionTtfts.size()];
+    int i = 0;
+    for (long[] list : sessionTtfts.values()) {
+      int n = (int) list[0];
+      long[] values = java.util.Arrays.copyOfRange(list, 1, n + 1);
+      java.util.Arrays.sort(values);
+      out[i++] = values[(int) Math.ceil(0.9 * n) - 1];
+    }
+    java.util.Arrays.sort(out);
+    return out;
   }
 
   private void scrape() {
@@ -386,14 +480,17 @@ public final class Simulation implements ReplicaEngine.Listener {
       sample[i] = live[i] ? engines[i].runningCount() + engines[i].waitingCount() : -1;
     }
     loadSeries.add(sample);
+    for (int g = 0; g < held.length; g++) {
+      release(g);
+    }
     if (remaining > 0) {
-      push(now + config.scrapeIntervalNanos(), SCRAPE, -1, null);
+      push(now + scrapeNanos, SCRAPE, -1, null);
     }
   }
 
   private void rebuildReplicas(boolean scraped) {
     List<Replica> out = new ArrayList<>();
-    double seconds = config.scrapeIntervalNanos() / 1e9;
+    double seconds = scrapeNanos / 1e9;
     for (int i = 0; i < engines.length; i++) {
       ReplicaEngine e = engines[i];
       long generated = e.generatedTokens();

@@ -16,6 +16,17 @@ import org.jspecify.annotations.Nullable;
 public record Route(int replicaIndex, String reason, boolean repin,
     @Nullable RequestLease lease) {
 
+  /**
+   * The gateway holds the request in its queue (flow control): it is offered again, first in first
+   * out, when this gateway's loads are scraped or one of its requests finishes.
+   */
+  public static final Route HOLD = new Route(-1, "held", false, null);
+
+  /** Whether this is {@link #HOLD}. */
+  public boolean held() {
+    return this == HOLD;
+  }
+
   /** A route of an emulated strategy (no binding, no lease). */
   public static Route of(int replicaIndex, String reason) {
     return new Route(replicaIndex, reason, false, null);

@@ -15,8 +15,10 @@ public interface RoutingStrategy {
   /**
    * Picks a replica among {@link FleetView#replicas()} (never empty when called).
    *
-   * @return the route, or null when the strategy refuses the request for now (the gateway retries
-   *     it a little later, as a client would after a 429)
+   * @return the route; {@link Route#HOLD} to queue it at the gateway (offered again in arrival
+   *     order when loads are scraped or a request of this gateway finishes); or null when the
+   *     strategy refuses the request for now (the gateway retries it a little later, as a client
+   *     would after a 429)
    */
   @Nullable Route route(SimRequest request, FleetView fleet);
 

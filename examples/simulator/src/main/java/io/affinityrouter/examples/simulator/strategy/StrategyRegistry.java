@@ -28,8 +28,28 @@ public final class StrategyRegistry {
    * @param factory creates per-gateway instances
    * @param infiniteCache whether the run gives the whole fleet one cache that never evicts (the
    *     infinite-cache bound)
+   * @param scrapeNanos how often this strategy's gateways scrape the engines' metrics, or 0 for the
+   *     run's interval ({@code --scrape-ms})
    */
-  public record Entry(String name, String description, Factory factory, boolean infiniteCache) {}
+  public record Entry(String name, String description, Factory factory, boolean infiniteCache,
+      long scrapeNanos) {
+
+    /** An entry that scrapes at the run's interval. */
+    public Entry(String name, String description, Factory factory, boolean infiniteCache) {
+      this(name, description, factory, infiniteCache, 0);
+    }
+
+    /**
+     * Validates.
+     *
+     * @throws IllegalArgumentException if {@code scrapeNanos} is negative
+     */
+    public Entry {
+      if (scrapeNanos < 0) {
+        throw new IllegalArgumentException("scrapeNanos: " + scrapeNanos + " (expected: >= 0)");
+      }
+    }
+  }
 
   private final Map<String, Entry> entries;
   private final Set<String> routers;

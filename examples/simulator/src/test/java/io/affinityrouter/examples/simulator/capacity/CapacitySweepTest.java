@@ -15,12 +15,21 @@ import org.junit.jupiter.api.Test;
 class CapacitySweepTest {
   /** A run whose every request had the given TTFT (so its p90 is that TTFT). */
   static RunResult withTtftMillis(double millis) {
+    return run(millis, 1.0);
+  }
+
+  /**
+   * A run of 100 requests whose every TTFT is {@code millis}, served at {@code servedRatio} of the
+   * ideal rate (100 requests over 10 s ideally).
+   */
+  static RunResult run(double millis, double servedRatio) {
     Histogram ttft = new Histogram(3);
-    ttft.recordValue(Math.max(1, Math.round(millis * 1000)));
+    ttft.recordValueWithCount(Math.max(1, Math.round(millis * 1000)), 100);
     Histogram other = new Histogram(3);
     other.recordValue(1);
-    return new RunResult("s", "w", 1, 1, 0, 0, 0, 1, 0, 0, 0, 1, ttft, other, other, 1,
-        new long[] {1}, Map.of(), 0, List.of(), 1, 0, 0);
+    long makespan = Math.round(10e9 / servedRatio);
+    return new RunResult("s", "w", 100, 100, 0, 0, 0, 1, 0, 0, 0, 1, ttft, other, other, makespan,
+        new long[] {1}, Map.of(), 0, List.of(), 1, 0, 0, 10.0, new long[] {1}, 0);
   }
 
   private static CapacitySweep sweep(double slo, DoubleUnaryOperator p90, List<Double> rates) {
@@ -63,6 +72,42 @@ class CapacitySweepTest {
     CapacitySweep.Result never = sweep(300, x -> 10_000, rates).sweep(10);
     assertThat(never.capacity()).isZero();
     assertThat(rates).hasSizeLessThanOrEqualTo(CapacitySweep.MAX_STEPS_DOWN + 1);
+  }
+
+  @Test
+  void aRateIsCarriedOnlyWhenItIsServed() {
+    // within the SLO at every rate, but from 12 req/s on only 0.8 of the offered turns are served
+    // (closed-loop sessions held back by a thrashing replica): that load is not credited
+    List<Double> rates = new ArrayList<>();
+    CapacitySweep.Result r = new CapacitySweep(2000, rate -> {
+      rates.add(rate);
+      return run(500, rate < 12 ? 1.0 : 0.8);
+    }).sweep(4);
+    assertThat(r.capacity()).isBetween(10.0, 12.0);
+    assertThat(r.points()).filteredOn(p -> p.rate() >= 12).isNotEmpty()
+        .allSatisfy(p -> assertThat(p.rate()).isGreaterThan(r.capacity()));
+    assertThat(CapacitySweep.stress(run(500, 0.8), 2000)).isCloseTo(0.95 / 0.8, within(1e-9));
+    assertThat(CapacitySweep.stress(run(500, 1.0), 2000)).isCloseTo(0.95, within(1e-9));
+    assertThat(CapacitySweep.stress(run(3000, 1.0), 2000)).isCloseTo(1.5, within(1e-3));
+    // served ratio just under the floor fails even with a p90 far inside the SLO
+    assertThat(CapacitySweep.stress(run(10, 0.94), 2000)).isGreaterThan(1);
+  }
+
+  @Test
+  void goodputCountsOnlyTurnsWithinTheSlo() {
+    Histogram ttft = new Histogram(3);
+    ttft.recordValueWithCount(100_000, 30); // 100 ms
+    ttft.recordValueWithCount(5_000_000, 70); // 5 s
+    Histogram other = new Histogram(3);
+    other.recordValue(1);
+    RunResult r = new RunResult("s", "w", 100, 100, 0, 0, 0, 1, 0, 0, 0, 1, ttft, other, other,
+        10_000_000_000L, new long[] {1}, Map.of(), 0, List.of(), 1, 0, 0, 10.0,
+        new long[] {100_000, 200_000, 6_000_000, 7_000_000}, 0);
+    assertThat(r.goodputPerSecond(2000)).isCloseTo(3.0, within(1e-9));
+    assertThat(r.goodputPerSecond(10_000)).isCloseTo(10.0, within(1e-9));
+    assertThat(r.sessionSloAttainment(2000)).isEqualTo(0.5);
+    assertThat(r.sessionSloAttainment(50)).isZero();
+    assertThat(r.servedRatio()).isCloseTo(1.0, within(1e-9));
   }
 
   @Test
