@@ -32,7 +32,8 @@ import java.util.List;
  * @param out folder for {@code results.csv} and {@code report.html} (default
  *     {@code target/simulator})
  * @param seeds the seeds to run ({@code --seed N}, or {@code --seeds 1-10} / {@code --seeds 1,4,7}
- *     for a paired comparison over several); never empty
+ *     for a paired comparison over several; in capacity mode {@code --seeds N} is a count, the
+ *     seeds from {@code --seed} on, default {@value #CAPACITY_SEEDS}); never empty
  * @param rate requests per second offered to the fleet, overriding {@code load} ({@code --rate};
  *     0 when not given)
  * @param traceFiles Mooncake-format JSONL files, each run as a workload named after the file
@@ -43,11 +44,18 @@ import java.util.List;
  *     workload's own ({@link #sloP90Millis(String)})
  * @param threads simulations run at once in capacity mode ({@code --threads}; default: the
  *     available processors)
+ * @param spreadTies whether a trace's requests that share a timestamp arrive spread uniformly over
+ *     the trace's tick (default; {@code --no-spread} keeps them simultaneous; see
+ *     {@code Workload.spreadTies})
  */
 public record SimulatorOptions(List<String> workloads, List<String> strategies, String scenario,
     Path traces, int replicas, int gateways, double load, int limit, int agentSessions,
     long scrapeMillis, long kvBlocks, long seed, String variants, Path out, List<Long> seeds,
-    double rate, List<Path> traceFiles, boolean capacity, double sloP90Millis, int threads) {
+    double rate, List<Path> traceFiles, boolean capacity, double sloP90Millis, int threads,
+    boolean spreadTies) {
+
+  /** Seeds of a capacity run unless {@code --seeds} says otherwise: {@value}. */
+  public static final int CAPACITY_SEEDS = 3;
 
   /**
    * Sessions of the short-turn agent presets in capacity mode: {@value} (800 barely load a fleet
@@ -117,7 +125,7 @@ public record SimulatorOptions(List<String> workloads, List<String> strategies, 
   public SimulatorOptions withSeed(long seed) {
     return new SimulatorOptions(workloads, strategies, scenario, traces, replicas, gateways, load,
         limit, agentSessions, scrapeMillis, kvBlocks, seed, variants, out, List.of(seed), rate,
-        traceFiles, capacity, sloP90Millis, threads);
+        traceFiles, capacity, sloP90Millis, threads, spreadTies);
   }
 
   /**
@@ -140,6 +148,8 @@ public record SimulatorOptions(List<String> workloads, List<String> strategies, 
     long kvBlocks = 67_659;
     long seed = 42;
     List<Long> seeds = null;
+    String seedsArg = null;
+    boolean spreadTies = true;
     boolean seedGiven = false;
     String variants = "";
     Path out = Path.of("target/simulator");
@@ -158,6 +168,11 @@ public record SimulatorOptions(List<String> workloads, List<String> strategies, 
       String name = tokens.get(i);
       if (name.equals("--capacity")) { // a flag: no value
         capacity = true;
+        i--;
+        continue;
+      }
+      if (name.equals("--no-spread")) {
+        spreadTies = false;
         i--;
         continue;
       }
@@ -188,31 +203,34 @@ public record SimulatorOptions(List<String> workloads, List<String> strategies, 
           seed = parseSeed(name, v);
           seedGiven = true;
         }
-        case "--seeds" -> seeds = parseSeeds(v);
+        case "--seeds" -> seedsArg = v;
         case "--variants" -> variants = v;
         case "--out" -> out = Path.of(v);
         default -> throw new IllegalArgumentException(name + ": unknown option (expected: one of "
             + "--workloads --strategies --scenario --traces --replicas --gateways --load --limit "
             + "--agent-sessions --scrape-ms --kv-blocks --seed --seeds --variants --out --rate "
-            + "--trace --capacity --slo-p90-ms --threads)");
+            + "--trace --capacity --slo-p90-ms --threads --no-spread)");
       }
     }
     if (!List.of("steady", "scale-out", "replica-lost", "asleep").contains(scenario)) {
       throw new IllegalArgumentException(
           "--scenario: " + scenario + " (expected: steady, scale-out, replica-lost or asleep)");
     }
-    if (seeds != null && seedGiven) {
-      throw new IllegalArgumentException("--seed and --seeds: both given (expected: one of them)");
-    }
-    if (seeds == null) {
+    if (capacity) { // a count of seeds from --seed on, or a list or range
+      seeds = seedsArg == null ? countedSeeds(seed, CAPACITY_SEEDS)
+          : seedsArg.matches("\\d+") ? countedSeeds(seed, positiveInt("--seeds", seedsArg))
+          : parseSeeds(seedsArg);
+    } else if (seedsArg != null) {
+      if (seedGiven) {
+        throw new IllegalArgumentException(
+            "--seed and --seeds: both given (expected: one of them)");
+      }
+      seeds = parseSeeds(seedsArg);
+    } else {
       seeds = List.of(seed);
     }
     if (!traceFiles.isEmpty() && !workloadsGiven) {
       workloads = List.of();
-    }
-    if (capacity && seeds.size() > 1) {
-      throw new IllegalArgumentException("--capacity and --seeds: both given (expected: one seed"
-          + " per capacity run)");
     }
     seed = seeds.get(0);
     if (gateways < 0) {
@@ -220,7 +238,7 @@ public record SimulatorOptions(List<String> workloads, List<String> strategies, 
     }
     return new SimulatorOptions(workloads, strategies, scenario, traces, replicas, gateways, load,
         limit, agentSessions, scrapeMillis, kvBlocks, seed, variants, out, seeds, rate, traceFiles,
-        capacity, slo, threads);
+        capacity, slo, threads, spreadTies);
   }
 
   private static long parseSeed(String name, String v) {
@@ -229,6 +247,18 @@ public record SimulatorOptions(List<String> workloads, List<String> strategies, 
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException(name + ": " + v + " (expected: an integer)", e);
     }
+  }
+
+  private static List<Long> countedSeeds(long first, int count) {
+    if (count > MAX_SEEDS) {
+      throw new IllegalArgumentException("--seeds: " + count + " (expected: at most " + MAX_SEEDS
+          + " seeds)");
+    }
+    List<Long> out = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      out.add(first + i);
+    }
+    return out;
   }
 
   /** {@code 1-10} (inclusive) or {@code 1,4,7}: distinct seeds, at most {@link #MAX_SEEDS}. */

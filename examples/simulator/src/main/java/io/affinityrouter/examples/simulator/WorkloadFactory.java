@@ -31,6 +31,10 @@ public final class WorkloadFactory {
   public static Workload build(String name, SimulatorOptions o, EngineConfig engine, int replicas,
       Consumer<String> log) {
     Workload raw = raw(name, o);
+    String ties = tiesWarning(name, o);
+    if (ties != null) {
+      log.accept(ties);
+    }
     double target;
     String how;
     if (o.rate() > 0) {
@@ -51,11 +55,37 @@ public final class WorkloadFactory {
   }
 
   /**
-   * The workload as read or generated, at its natural rate (agent sessions: one per second).
+   * The workload as read or generated, at its natural rate (agent sessions: one per second); a
+   * trace's requests that share a timestamp spread over its tick unless {@code --no-spread}
+   * ({@link Workload#spreadTies}, seeded by {@code --seed}).
    *
    * @throws IllegalArgumentException if the name is unknown
    */
   public static Workload raw(String name, SimulatorOptions o) {
+    Workload w = read(name, o);
+    return o.spreadTies() && !isAgents(name, o) ? w.spreadTies(o.seed()) : w;
+  }
+
+  /**
+   * A line for the log when a trace logs far fewer distinct arrival times than requests (its
+   * requests come in ticks), or null.
+   */
+  public static String tiesWarning(String name, SimulatorOptions o) {
+    if (isAgents(name, o)) {
+      return null;
+    }
+    Workload.Ties t = read(name, o).ties();
+    if (!t.coarse()) {
+      return null;
+    }
+    return String.format(java.util.Locale.ROOT, "warning: %s has %,d requests at %,d distinct "
+        + "timestamps (tick %.0f ms): %s", name, t.requests(), t.distinct(), t.tickNanos() / 1e6,
+        o.spreadTies() ? "requests sharing a timestamp arrive spread uniformly over the tick "
+            + "(seeded; --no-spread keeps them simultaneous)"
+            : "requests sharing a timestamp arrive at the same instant (--no-spread)");
+  }
+
+  private static Workload read(String name, SimulatorOptions o) {
     java.nio.file.Path file = o.traceFile(name);
     if (file != null) {
       return MooncakeTraceReader.read(file, name, o.limit());

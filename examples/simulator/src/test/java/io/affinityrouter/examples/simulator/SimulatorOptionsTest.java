@@ -73,8 +73,20 @@ class SimulatorOptionsTest {
     assertThat(d.agentSessions()).isZero();
     assertThat(SimulatorOptions.parse(new String[] {"--slo-p90-ms", "500"}).sloP90Millis("agents"))
         .isEqualTo(500);
-    assertThatThrownBy(() -> SimulatorOptions.parse(new String[] {"--capacity", "--seeds", "1-3"}))
-        .hasMessageContaining("expected: one seed");
+    // capacity mode runs 3 seeds from --seed on; --seeds N is a count there, a range or list too
+    assertThat(o.seeds()).containsExactly(42L, 43L, 44L);
+    assertThat(o.spreadTies()).isTrue();
+    assertThat(SimulatorOptions.parse(new String[] {"--capacity", "--seed", "7", "--seeds", "5"})
+        .seeds()).containsExactly(7L, 8L, 9L, 10L, 11L);
+    assertThat(SimulatorOptions.parse(new String[] {"--seeds", "2", "--capacity"}).seeds())
+        .containsExactly(42L, 43L);
+    assertThat(SimulatorOptions.parse(new String[] {"--capacity", "--seeds", "1-3"}).seeds())
+        .containsExactly(1L, 2L, 3L);
+    assertThat(SimulatorOptions.parse(new String[] {"--seeds", "5"}).seeds()).containsExactly(5L);
+    assertThat(SimulatorOptions.parse(new String[] {"--no-spread", "--capacity"}).spreadTies())
+        .isFalse();
+    assertThatThrownBy(() -> SimulatorOptions.parse(new String[] {"--capacity", "--seeds", "0"}))
+        .hasMessage("--seeds: 0 (expected: > 0)");
     assertThatThrownBy(() -> SimulatorOptions.parse(new String[] {"--slo-p90-ms", "0"}))
         .hasMessage("--slo-p90-ms: 0 (expected: > 0)");
   }

@@ -9,9 +9,10 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * Reports a capacity run: {@value #CSV} (one row per workload and strategy), {@value #POINTS} (every
- * sweep run), {@value #SVG} (p90 TTFT against offered rate, one chart per workload) and a table
- * with each strategy's capacity as a ratio to the best peer's. Stateless and thread-safe.
+ * Reports a capacity run: {@value #CSV} (one row per workload and strategy, medians over seeds),
+ * {@value #POINTS} (every run of every seed), {@value #SVG} (p90 TTFT against offered rate, one
+ * chart per workload, the first seed's runs) and a table with each strategy's capacity as a ratio
+ * to the best peer's and to the infinite-cache reference's. Stateless and thread-safe.
  */
 public final class CapacityReporter {
   /** The capacity file's name. */
@@ -20,12 +21,20 @@ public final class CapacityReporter {
   public static final String POINTS = "capacity-points.csv";
   /** The chart's file name. */
   public static final String SVG = "capacity.svg";
-  /** {@value #CSV}'s header. */
+  /**
+   * {@value #CSV}'s header: the first seven columns as they have always been, then the figures over
+   * seeds and past capacity (medians over seeds but {@code capacity_rps_min}; goodput = requests
+   * whose TTFT met the SLO per second).
+   */
   public static final String HEADER = "workload,strategy,slo_p90_ms,capacity_rps,hit_at_capacity,"
-      + "hit_at_1_5x,served_rps_at_1_5x";
+      + "hit_at_1_5x,served_rps_at_1_5x,capacity_rps_min,goodput_rps_at_capacity,"
+      + "goodput_rps_at_1_5x,goodput_rps_at_2x,hit_at_2x,session_slo_attainment,"
+      + "served_ratio_at_capacity,ttft_p90_ms_at_1_5x,ttft_p90_ms_at_2x,served_rps_at_2x,"
+      + "refused_at_2x,held_at_2x,seeds";
   /** {@value #POINTS}'s header. */
   public static final String POINTS_HEADER = "workload,strategy,offered_rps,ttft_p90_ms,"
-      + "ttft_p99_ms,hit_rate,served_rps,repins,moved_turns,recomputed_tokens,preemptions";
+      + "ttft_p99_ms,hit_rate,served_rps,repins,moved_turns,recomputed_tokens,preemptions,seed,"
+      + "served_ratio,goodput_rps,session_slo_attainment,held_requests";
 
   private CapacityReporter() {}
 
@@ -33,11 +42,18 @@ public final class CapacityReporter {
   public static String csv(List<CapacityRun.WorkloadCapacity> workloads) {
     StringBuilder b = new StringBuilder(HEADER).append('\n');
     for (CapacityRun.WorkloadCapacity w : workloads) {
+      double slo = w.sloMillis();
       for (CapacityRun.StrategyCapacity s : w.strategies()) {
-        b.append(String.format(Locale.ROOT, "%s,%s,%.0f,%.4f,%.5f,%.5f,%.4f%n", w.workload(),
-            s.strategy(), w.sloMillis(), s.capacity(),
-            s.atCapacity() == null ? 0 : s.atCapacity().hitRate(), s.pastCapacity().hitRate(),
-            s.pastCapacity().requestsPerSecond()));
+        b.append(String.format(Locale.ROOT, "%s,%s,%.0f,%.4f,%.5f,%.5f,%.4f,%.4f,%.4f,%.4f,%.4f,"
+            + "%.5f,%.4f,%.4f,%.1f,%.1f,%.4f,%.0f,%.0f,%d%n", w.workload(), s.strategy(), slo,
+            s.capacity(), s.atCapacity(RunResult::hitRate), s.past(RunResult::hitRate),
+            s.past(RunResult::requestsPerSecond), s.capacityMin(),
+            s.atCapacity(r -> r.goodputPerSecond(slo)), s.past(r -> r.goodputPerSecond(slo)),
+            s.farPast(r -> r.goodputPerSecond(slo)), s.farPast(RunResult::hitRate),
+            s.atCapacity(r -> r.sessionSloAttainment(slo)), s.atCapacity(RunResult::servedRatio),
+            s.past(r -> r.ttftMillis(90)), s.farPast(r -> r.ttftMillis(90)),
+            s.farPast(RunResult::requestsPerSecond), s.farPast(r -> (double) r.notRouted()),
+            s.farPast(r -> (double) r.heldRequests()), s.seeds().size()));
       }
     }
     return b.toString();
@@ -48,48 +64,63 @@ public final class CapacityReporter {
     StringBuilder b = new StringBuilder(POINTS_HEADER).append('\n');
     for (CapacityRun.WorkloadCapacity w : workloads) {
       for (CapacityRun.StrategyCapacity s : w.strategies()) {
-        for (CapacitySweep.Point p : all(s)) {
-          RunResult r = p.result();
-          b.append(String.format(Locale.ROOT, "%s,%s,%.4f,%.2f,%.2f,%.5f,%.4f,%d,%d,%d,%d%n",
-              w.workload(), s.strategy(), p.rate(), r.ttftMillis(90), r.ttftMillis(99),
-              r.hitRate(), r.requestsPerSecond(), r.repins(), r.movedTurns(),
-              r.recomputedTokens(), r.preemptions()));
+        for (CapacityRun.SeedRun seed : s.seeds()) {
+          for (CapacitySweep.Point p : all(s, seed)) {
+            RunResult r = p.result();
+            b.append(String.format(Locale.ROOT, "%s,%s,%.4f,%.2f,%.2f,%.5f,%.4f,%d,%d,%d,%d,%d,"
+                + "%.4f,%.4f,%.4f,%d%n", w.workload(), s.strategy(), p.rate(), r.ttftMillis(90),
+                r.ttftMillis(99), r.hitRate(), r.requestsPerSecond(), r.repins(), r.movedTurns(),
+                r.recomputedTokens(), r.preemptions(), seed.seed(), r.servedRatio(),
+                r.goodputPerSecond(w.sloMillis()), r.sessionSloAttainment(w.sloMillis()),
+                r.heldRequests()));
+          }
         }
       }
     }
     return b.toString();
   }
 
-  /** The sweep's points plus the runs at capacity and past it, by rate. */
-  static List<CapacitySweep.Point> all(CapacityRun.StrategyCapacity s) {
-    List<CapacitySweep.Point> all = new ArrayList<>(s.points());
-    if (s.atCapacity() != null) {
-      all.add(new CapacitySweep.Point(s.capacity(), s.atCapacity()));
+  /** One seed's sweep points plus its runs at capacity and past it, by rate. */
+  static List<CapacitySweep.Point> all(CapacityRun.StrategyCapacity s,
+      CapacityRun.SeedRun seed) {
+    List<CapacitySweep.Point> all = new ArrayList<>(seed.points());
+    if (seed.atCapacity() != null) {
+      all.add(new CapacitySweep.Point(seed.capacity(), seed.atCapacity()));
     }
-    all.add(new CapacitySweep.Point(s.pastRate(), s.pastCapacity()));
+    all.add(new CapacitySweep.Point(s.pastRate(), seed.past()));
+    all.add(new CapacitySweep.Point(s.farPastRate(), seed.farPast()));
     return new ArrayList<>(CapacitySweep.byRate(all).values());
   }
 
-  /** The table: per workload, each strategy's capacity, its ratio to the best peer, hit rates. */
+  /**
+   * The table: per workload, each strategy's capacity (median over seeds, and the lowest), its
+   * ratio to the best peer and to the infinite-cache reference, its figures at capacity, and
+   * goodput past the router's capacity.
+   */
   public static String table(List<CapacityRun.WorkloadCapacity> workloads) {
     StringBuilder b = new StringBuilder();
     for (CapacityRun.WorkloadCapacity w : workloads) {
       double best = w.bestPeerCapacity();
-      b.append(String.format(Locale.ROOT, "== %s: p90 TTFT SLO %.0f ms; best peer %s "
-          + "%.2f req/s; past capacity = %.2f req/s ==%n", w.workload(), w.sloMillis(),
-          w.bestPeer(), best, w.strategies().get(0).pastRate()));
-      b.append(String.format(Locale.ROOT, "%-24s %9s %8s %7s %8s %9s %8s %9s %8s %9s%n",
-          "strategy", "capacity", "vsPeer", "hit@cap", "srv@cap", "p90@1.5x", "hit@1.5x",
-          "hit1.5/c", "srv@1.5x", "moved@1.5"));
+      double ref = w.referenceCapacity();
+      double slo = w.sloMillis();
+      CapacityRun.StrategyCapacity first = w.strategies().get(0);
+      b.append(String.format(Locale.ROOT, "== %s: p90 TTFT SLO %.0f ms; %d seeds; best peer %s "
+          + "%.2f req/s; past capacity = %.2f and %.2f req/s ==%n", w.workload(), slo,
+          first.seeds().size(), w.bestPeer(), best, first.pastRate(), first.farPastRate()));
+      b.append(String.format(Locale.ROOT, "%-24s %8s %7s %7s %6s %7s %7s %6s %7s %7s %8s %7s"
+          + " %7s %8s %7s%n", "strategy", "capacity", "min", "vsPeer", "vsRef", "hit@cap",
+          "srv/ide", "sesSLO", "gp@cap", "gp@1.5x", "p90@1.5x", "hit@1.5", "gp@2x", "p90@2x",
+          "hit@2x"));
       for (CapacityRun.StrategyCapacity s : w.strategies()) {
-        RunResult past = s.pastCapacity();
-        double hitCap = s.atCapacity() == null ? 0 : s.atCapacity().hitRate();
-        double servedCap = s.atCapacity() == null ? 0 : s.atCapacity().requestsPerSecond();
-        b.append(String.format(Locale.ROOT, "%-24s %9.2f %7.2fx %6.1f%% %8.2f %9.0f %7.1f%% %9.2f"
-            + " %8.2f %9d%n", s.strategy(), s.capacity(), best > 0 ? s.capacity() / best : 0,
-            100 * hitCap, servedCap, past.ttftMillis(90), 100 * past.hitRate(),
-            hitCap > 0 ? past.hitRate() / hitCap : 0, past.requestsPerSecond(),
-            past.movedTurns()));
+        b.append(String.format(Locale.ROOT, "%-24s %8.2f %7.2f %6.2fx %5.2fx %6.1f%% %7.2f %5.0f%%"
+            + " %7.2f %7.2f %8.0f %6.1f%% %7.2f %8.0f %6.1f%%%n", s.strategy(), s.capacity(),
+            s.capacityMin(), best > 0 ? s.capacity() / best : 0, ref > 0 ? s.capacity() / ref : 0,
+            100 * s.atCapacity(RunResult::hitRate), s.atCapacity(RunResult::servedRatio),
+            100 * s.atCapacity(r -> r.sessionSloAttainment(slo)),
+            s.atCapacity(r -> r.goodputPerSecond(slo)), s.past(r -> r.goodputPerSecond(slo)),
+            s.past(r -> r.ttftMillis(90)), 100 * s.past(RunResult::hitRate),
+            s.farPast(r -> r.goodputPerSecond(slo)), s.farPast(r -> r.ttftMillis(90)),
+            100 * s.farPast(RunResult::hitRate)));
       }
     }
     return b.toString();
@@ -108,7 +139,7 @@ public final class CapacityReporter {
       double xMin = Double.POSITIVE_INFINITY;
       double xMax = 0;
       for (CapacityRun.StrategyCapacity s : w.strategies()) {
-        List<CapacitySweep.Point> pts = all(s);
+        List<CapacitySweep.Point> pts = all(s, s.seeds().get(0));
         double[] x = new double[pts.size()];
         double[] y = new double[pts.size()];
         for (int i = 0; i < pts.size(); i++) {

@@ -11,48 +11,111 @@ import io.affinityrouter.examples.simulator.fleet.EngineConfig;
 import io.affinityrouter.examples.simulator.strategy.StrategyRegistry;
 import io.affinityrouter.examples.simulator.workload.Workload;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.function.Consumer;
+import java.util.function.DoubleFunction;
+import java.util.function.ToDoubleFunction;
+import org.jspecify.annotations.Nullable;
 
 /**
- * The simulator's capacity mode ({@code --capacity}): per workload, each strategy's
- * {@link CapacitySweep} at the workload's p90 TTFT SLO, one run at that capacity, and one at 1.5 ×
- * the real router's capacity, the same rate for every strategy (how each behaves past the point
- * where the router breaks its SLO). Runs are independent simulations, {@code --threads} at once.
+ * The simulator's capacity mode ({@code --capacity}): per workload and seed, each strategy's
+ * {@link CapacitySweep} at the workload's p90 TTFT SLO, one run at that capacity, and runs at
+ * {@value #PAST_CAPACITY} × and {@value #FAR_PAST_CAPACITY} × the real router's capacity, the same
+ * rates for every strategy (how each behaves past the point where the router breaks its SLO). A
+ * strategy's capacity is the median over seeds, its minimum beside it; a seed changes the arrival
+ * spreads of a trace and the sessions drawn, never the trace's order. Runs are independent
+ * simulations, {@code --threads} at once; a strategy's sweep of a later seed starts at its capacity
+ * on the seed before (the same precision in fewer runs).
  */
 public final class CapacityRun {
   /**
-   * The strategies a capacity run sweeps unless {@code --strategies} names others: the router and
-   * the peers that route by cache or load, at their current defaults and their 2025 ones (random,
-   * round-robin and least-request-top-k are dominated by least-request).
+   * The strategies a capacity run sweeps unless {@code --strategies} names others: the router, the
+   * peers that route by cache or load at their current defaults and their 2025 ones (random,
+   * round-robin and least-request-top-k are dominated by least-request), and the infinite-cache
+   * reference.
    */
   public static final List<String> DEFAULT_STRATEGIES = List.of("affinity-router",
       "least-request", "consistent-hash", "sglang-cache-aware", "sglang-cache-aware-2025", "llm-d",
-      "llm-d-2025", "dynamo-kv", "aibrix-prefix");
+      "llm-d-2025", "llm-d-flow-control", "dynamo-kv", "aibrix-prefix", "infinite-cache");
 
-  /** The rate, as a multiple of the router's capacity, at which behaviour past it is measured. */
+  /** The rate, as a multiple of the router's capacity, at which goodput past it is measured. */
   public static final double PAST_CAPACITY = 1.5;
+  /** The second such rate. */
+  public static final double FAR_PAST_CAPACITY = 2.0;
 
   /**
-   * One strategy on one workload.
+   * One seed of one strategy on one workload.
+   *
+   * @param seed the seed
+   * @param capacity requests per second carried ({@link CapacitySweep}) with this seed
+   * @param atCapacity the run at {@code capacity} (null when the capacity is 0)
+   * @param past the run at {@link #PAST_CAPACITY} × the router's capacity
+   * @param farPast the run at {@link #FAR_PAST_CAPACITY} × the router's capacity
+   * @param points the sweep's runs, by rate
+   */
+  public record SeedRun(long seed, double capacity, @Nullable RunResult atCapacity,
+      RunResult past, RunResult farPast, List<CapacitySweep.Point> points) {}
+
+  /**
+   * One strategy on one workload, over seeds.
    *
    * @param strategy its name
    * @param router whether it is the real router or a variant
    * @param peer whether it is a peer emulation
-   * @param capacity requests per second at which p90 TTFT reaches the SLO
-   * @param atCapacity the run at {@code capacity} (null when the capacity is 0)
-   * @param pastCapacity the run at {@link #PAST_CAPACITY} × the router's capacity
-   * @param pastRate that rate
-   * @param points the sweep's runs, by rate
+   * @param reference whether it is the infinite-cache reference
+   * @param pastRate {@link #PAST_CAPACITY} × the router's capacity
+   * @param farPastRate {@link #FAR_PAST_CAPACITY} × the router's capacity
+   * @param seeds each seed's runs, in seed order
    */
-  public record StrategyCapacity(String strategy, boolean router, boolean peer, double capacity,
-      RunResult atCapacity, RunResult pastCapacity, double pastRate,
-      List<CapacitySweep.Point> points) {}
+  public record StrategyCapacity(String strategy, boolean router, boolean peer, boolean reference,
+      double pastRate, double farPastRate, List<SeedRun> seeds) {
+
+    /** The median capacity over seeds (requests per second). */
+    public double capacity() {
+      return median(seeds, SeedRun::capacity);
+    }
+
+    /** The lowest capacity over seeds. */
+    public double capacityMin() {
+      double min = Double.POSITIVE_INFINITY;
+      for (SeedRun s : seeds) {
+        min = Math.min(min, s.capacity());
+      }
+      return seeds.isEmpty() ? 0 : min;
+    }
+
+    /** The median over seeds of a figure of the run at each seed's capacity (0 where none). */
+    public double atCapacity(ToDoubleFunction<RunResult> figure) {
+      return median(seeds, s -> s.atCapacity() == null ? 0 : figure.applyAsDouble(s.atCapacity()));
+    }
+
+    /** The median over seeds of a figure of the runs at {@link #pastRate}. */
+    public double past(ToDoubleFunction<RunResult> figure) {
+      return median(seeds, s -> figure.applyAsDouble(s.past()));
+    }
+
+    /** The median over seeds of a figure of the runs at {@link #farPastRate}. */
+    public double farPast(ToDoubleFunction<RunResult> figure) {
+      return median(seeds, s -> figure.applyAsDouble(s.farPast()));
+    }
+
+    /** The first seed's run at its capacity (null when that capacity is 0). */
+    public @Nullable RunResult atCapacity() {
+      return seeds.get(0).atCapacity();
+    }
+
+    /** The first seed's run at {@link #pastRate}. */
+    public RunResult pastCapacity() {
+      return seeds.get(0).past();
+    }
+  }
 
   /**
    * One workload's capacities.
@@ -87,9 +150,32 @@ public final class CapacityRun {
       }
       return name;
     }
+
+    /** The infinite-cache reference's capacity (0 if it did not run). */
+    public double referenceCapacity() {
+      for (StrategyCapacity s : strategies) {
+        if (s.reference()) {
+          return s.capacity();
+        }
+      }
+      return 0;
+    }
   }
 
   private CapacityRun() {}
+
+  /** The median of a figure over seeds (the lower middle one for an even count; 0 if none). */
+  static double median(List<SeedRun> seeds, ToDoubleFunction<SeedRun> figure) {
+    if (seeds.isEmpty()) {
+      return 0;
+    }
+    double[] v = new double[seeds.size()];
+    for (int i = 0; i < v.length; i++) {
+      v[i] = figure.applyAsDouble(seeds.get(i));
+    }
+    Arrays.sort(v);
+    return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+  }
 
   /** The strategies a capacity run of {@code o} sweeps. */
   public static List<StrategyRegistry.Entry> strategies(SimulatorOptions o,
@@ -127,44 +213,91 @@ public final class CapacityRun {
   private static WorkloadCapacity workload(String name, SimulatorOptions o, EngineConfig engine,
       StrategyRegistry registry, List<StrategyRegistry.Entry> strategies, ExecutorService pool,
       Consumer<String> log) {
-    Workload raw = WorkloadFactory.raw(name, o);
+    List<Long> seeds = o.seeds();
+    List<Workload> raws = new ArrayList<>();
+    for (long seed : seeds) {
+      raws.add(WorkloadFactory.raw(name, o.withSeed(seed)));
+    }
+    String ties = WorkloadFactory.tiesWarning(name, o);
+    if (ties != null) {
+      log.accept(ties);
+    }
     int serving = Simulator.servingReplicas(o);
     double start = o.rate() > 0 ? o.rate() : serving
-        * LoadCalibration.requestsPerSecond(raw, engine, WorkloadFactory.CALIBRATION_SAMPLE);
+        * LoadCalibration.requestsPerSecond(raws.get(0), engine,
+            WorkloadFactory.CALIBRATION_SAMPLE);
     double slo = o.sloP90Millis(name);
     log.accept(String.format(Locale.ROOT, "capacity %s: %d requests, p90 TTFT SLO %.0f ms, "
-        + "sweeps start at %.2f req/s", name, raw.size(), slo, start));
-    List<Future<CapacitySweep.Result>> sweeps = new ArrayList<>();
+        + "seeds %s, sweeps start at %.2f req/s", name, raws.get(0).size(), slo, seeds, start));
+    // per strategy, seed by seed: each later seed's sweep starts at the capacity before it
+    List<List<CompletableFuture<CapacitySweep.Result>>> sweeps = new ArrayList<>();
     for (StrategyRegistry.Entry s : strategies) {
-      sweeps.add(pool.submit(() -> new CapacitySweep(slo,
-          rate -> runAt(name, raw, o, engine, s, rate, log)).sweep(start)));
+      List<CompletableFuture<CapacitySweep.Result>> bySeed = new ArrayList<>();
+      CompletableFuture<CapacitySweep.Result> prev = null;
+      for (int k = 0; k < seeds.size(); k++) {
+        int seed = k;
+        DoubleFunction<RunResult> run = rate -> runAt(name, raws.get(seed),
+            o.withSeed(seeds.get(seed)), engine, s, rate, log);
+        CompletableFuture<CapacitySweep.Result> f = prev == null
+            ? CompletableFuture.supplyAsync(() -> new CapacitySweep(slo, run).sweep(start), pool)
+            : prev.thenApplyAsync(r -> new CapacitySweep(slo, run)
+                .sweep(r.capacity() > 0 ? r.capacity() : start), pool);
+        bySeed.add(f);
+        prev = f;
+      }
+      sweeps.add(bySeed);
     }
-    List<CapacitySweep.Result> results = new ArrayList<>();
-    for (Future<CapacitySweep.Result> f : sweeps) {
-      results.add(get(f));
-    }
+    double[][] capacity = new double[strategies.size()][seeds.size()];
+    List<List<List<CapacitySweep.Point>>> points = new ArrayList<>();
     double ours = 0;
     for (int i = 0; i < strategies.size(); i++) {
-      if (registry.isRouter(strategies.get(i).name())) {
-        ours = results.get(i).capacity();
-        break;
+      List<List<CapacitySweep.Point>> p = new ArrayList<>();
+      for (int k = 0; k < seeds.size(); k++) {
+        CapacitySweep.Result r = get(sweeps.get(i).get(k));
+        capacity[i][k] = r.capacity();
+        p.add(r.points());
+      }
+      points.add(p);
+      if (ours == 0 && registry.isRouter(strategies.get(i).name())) {
+        double[] c = capacity[i].clone();
+        Arrays.sort(c);
+        ours = c.length % 2 == 1 ? c[c.length / 2] : (c[c.length / 2 - 1] + c[c.length / 2]) / 2;
       }
     }
-    double past = PAST_CAPACITY * (ours > 0 ? ours : start);
-    List<Future<RunResult>> atCap = new ArrayList<>();
-    List<Future<RunResult>> atPast = new ArrayList<>();
+    double base = ours > 0 ? ours : start;
+    double past = PAST_CAPACITY * base;
+    double farPast = FAR_PAST_CAPACITY * base;
+    List<List<Future<RunResult>>> atCap = new ArrayList<>();
+    List<List<Future<RunResult>>> atPast = new ArrayList<>();
+    List<List<Future<RunResult>>> atFarPast = new ArrayList<>();
     for (int i = 0; i < strategies.size(); i++) {
       StrategyRegistry.Entry s = strategies.get(i);
-      double cap = results.get(i).capacity();
-      atCap.add(cap > 0 ? pool.submit(() -> runAt(name, raw, o, engine, s, cap, log)) : null);
-      atPast.add(pool.submit(() -> runAt(name, raw, o, engine, s, past, log)));
+      List<Future<RunResult>> c = new ArrayList<>();
+      List<Future<RunResult>> p = new ArrayList<>();
+      List<Future<RunResult>> fp = new ArrayList<>();
+      for (int k = 0; k < seeds.size(); k++) {
+        Workload raw = raws.get(k);
+        SimulatorOptions so = o.withSeed(seeds.get(k));
+        double cap = capacity[i][k];
+        c.add(cap > 0 ? pool.submit(() -> runAt(name, raw, so, engine, s, cap, log)) : null);
+        p.add(pool.submit(() -> runAt(name, raw, so, engine, s, past, log)));
+        fp.add(pool.submit(() -> runAt(name, raw, so, engine, s, farPast, log)));
+      }
+      atCap.add(c);
+      atPast.add(p);
+      atFarPast.add(fp);
     }
     List<StrategyCapacity> out = new ArrayList<>();
     for (int i = 0; i < strategies.size(); i++) {
-      String s = strategies.get(i).name();
-      out.add(new StrategyCapacity(s, registry.isRouter(s), registry.isPeer(s),
-          results.get(i).capacity(), atCap.get(i) == null ? null : get(atCap.get(i)),
-          get(atPast.get(i)), past, results.get(i).points()));
+      StrategyRegistry.Entry e = strategies.get(i);
+      List<SeedRun> runs = new ArrayList<>();
+      for (int k = 0; k < seeds.size(); k++) {
+        Future<RunResult> c = atCap.get(i).get(k);
+        runs.add(new SeedRun(seeds.get(k), capacity[i][k], c == null ? null : get(c),
+            get(atPast.get(i).get(k)), get(atFarPast.get(i).get(k)), points.get(i).get(k)));
+      }
+      out.add(new StrategyCapacity(e.name(), registry.isRouter(e.name()),
+          registry.isPeer(e.name()), e.infiniteCache(), past, farPast, runs));
     }
     return new WorkloadCapacity(name, slo, out);
   }
@@ -176,13 +309,24 @@ public final class CapacityRun {
     long t0 = System.nanoTime();
     RunResult r = Simulation.run(w, s, config, line -> { });
     log.accept(String.format(Locale.ROOT,
-        "  %-22s %-22s %7.2f req/s  p90 %8.0f ms  hit %5.1f%%  served %6.2f req/s  (%.1f s)",
-        s.name(), name, rate, r.ttftMillis(90), 100 * r.hitRate(), r.requestsPerSecond(),
+        "  %-22s %-22s seed %d %7.2f req/s  p90 %8.0f ms  hit %5.1f%%  served %6.2f req/s "
+        + "(%.2f of ideal)  (%.1f s)", s.name(), name, o.seed(), rate, r.ttftMillis(90),
+        100 * r.hitRate(), r.requestsPerSecond(), r.servedRatio(),
         (System.nanoTime() - t0) / 1e9));
     return r;
   }
 
   private static <T> T get(Future<T> f) {
+    if (f instanceof CompletableFuture<T> cf) {
+      try {
+        return cf.join();
+      } catch (java.util.concurrent.CompletionException e) {
+        if (e.getCause() instanceof RuntimeException re) {
+          throw re;
+        }
+        throw new IllegalStateException(e.getCause());
+      }
+    }
     try {
       return f.get();
     } catch (InterruptedException e) {

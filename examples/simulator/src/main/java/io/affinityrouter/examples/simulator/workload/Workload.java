@@ -71,6 +71,72 @@ public record Workload(String name, List<SimRequest> heads) {
     return last == first ? Double.POSITIVE_INFINITY : size() / ((last - first) / 1e9);
   }
 
+  /**
+   * How the heads' arrival times are spaced: a trace that logs time in ticks (the Mooncake
+   * conversation trace: 12,031 requests at 1,180 timestamps, 3 s apart) has many requests at the
+   * same instant.
+   *
+   * @param requests heads
+   * @param distinct distinct arrival times among them
+   * @param tickNanos the trace's tick: the smallest gap between two distinct arrival times (0 when
+   *     all arrive at once)
+   */
+  public record Ties(int requests, int distinct, long tickNanos) {
+    /** Whether far fewer distinct times than requests were logged (under half). */
+    public boolean coarse() {
+      return distinct * 2L < requests;
+    }
+  }
+
+  /** The heads' arrival spacing. */
+  public Ties ties() {
+    int distinct = 1;
+    long tick = Long.MAX_VALUE;
+    for (int i = 1; i < heads.size(); i++) {
+      long gap = heads.get(i).delayNanos() - heads.get(i - 1).delayNanos();
+      if (gap > 0) {
+        distinct++;
+        tick = Math.min(tick, gap);
+      }
+    }
+    return new Ties(heads.size(), distinct, tick == Long.MAX_VALUE ? 0 : tick);
+  }
+
+  /**
+   * Returns the workload with the heads that share an arrival time spread uniformly over the
+   * trace's tick ({@link Ties#tickNanos()}): each group at time {@code t} draws its offsets in
+   * {@code [0, tick)} from {@code seed}, sorted so that the file's order is kept within the group
+   * (and, as the tick is the smallest gap, across groups). A replay that sends a whole tick at the
+   * same nanosecond lets a router that scores on scraped metrics send all of it to one replica
+   * before the next scrape, which no real arrival process does.
+   */
+  public Workload spreadTies(long seed) {
+    Ties t = ties();
+    if (t.distinct() == t.requests() || t.tickNanos() <= 1) {
+      return this;
+    }
+    java.util.SplittableRandom random = new java.util.SplittableRandom(seed ^ 0x5DEECE66DL);
+    List<SimRequest> out = new ArrayList<>(heads.size());
+    int i = 0;
+    while (i < heads.size()) {
+      int j = i;
+      long at = heads.get(i).delayNanos();
+      while (j < heads.size() && heads.get(j).delayNanos() == at) {
+        j++;
+      }
+      long[] offsets = new long[j - i];
+      for (int k = 0; k < offsets.length; k++) {
+        offsets[k] = offsets.length == 1 ? 0 : random.nextLong(t.tickNanos());
+      }
+      java.util.Arrays.sort(offsets);
+      for (int k = 0; k < offsets.length; k++) {
+        out.add(heads.get(i + k).withDelay(at + offsets[k]));
+      }
+      i = j;
+    }
+    return new Workload(name, out);
+  }
+
   /** The first head's arrival to the last head's, in nanoseconds. */
   public long spanNanos() {
     return heads.get(heads.size() - 1).delayNanos() - heads.get(0).delayNanos();
