@@ -8,11 +8,13 @@ import java.util.List;
 
 /**
  * A {@link FleetView} set by hand for strategy tests: replicas {@code replica-0..n-1}, this
- * gateway's in-flight counts and the scraped waiting queues. Not thread-safe.
+ * gateway's in-flight counts, the scraped waiting queues and the tokens KV events report cached
+ * (per replica, whatever the request). Not thread-safe.
  */
 final class FakeFleet implements FleetView {
   private final List<Replica> replicas = new ArrayList<>();
   private final int[] inFlight;
+  private final int[] cachedTokens;
   private final int blockSize;
   private final long kvCapacityTokens;
 
@@ -25,6 +27,7 @@ final class FakeFleet implements FleetView {
       this.replicas.add(Replica.of("replica-" + i));
     }
     this.inFlight = new int[replicas];
+    this.cachedTokens = new int[replicas];
     this.blockSize = blockSize;
     this.kvCapacityTokens = kvCapacityTokens;
   }
@@ -32,6 +35,12 @@ final class FakeFleet implements FleetView {
   /** Sets this gateway's in-flight requests, replica by replica. */
   FakeFleet inFlight(int... counts) {
     System.arraycopy(counts, 0, inFlight, 0, counts.length);
+    return this;
+  }
+
+  /** Sets the prompt tokens a replica's engine holds cached for any request (0 by default). */
+  FakeFleet cached(int replica, int tokens) {
+    cachedTokens[replica] = tokens;
     return this;
   }
 
@@ -64,7 +73,7 @@ final class FakeFleet implements FleetView {
 
   @Override
   public int exactCachedTokens(int replicaIndex, SimRequest request) {
-    return 0;
+    return cachedTokens[replicaIndex];
   }
 
   @Override
