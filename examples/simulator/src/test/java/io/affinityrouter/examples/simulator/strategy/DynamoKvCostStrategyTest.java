@@ -7,8 +7,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Costs worked out by hand from Dynamo's default formula, with 16-token blocks: {@code
- * max(0, (in-flight prefill tokens + prompt tokens) / 16 − cached blocks) + distinct active blocks
- * + this prompt's full blocks not active}.
+ * max(0, (in-flight prefill tokens + prompt tokens) / 16 − cached blocks)} plus the distinct
+ * active blocks plus this prompt's full blocks not active.
  */
 class DynamoKvCostStrategyTest {
   private long nextId;
