@@ -8,8 +8,8 @@ import java.util.List;
 
 /**
  * A {@link FleetView} set by hand for strategy tests: replicas {@code replica-0..n-1}, this
- * gateway's in-flight counts, the scraped waiting queues and the tokens KV events report cached
- * (per replica, whatever the request). Not thread-safe.
+ * gateway's in-flight counts, the scraped waiting queues, the tokens KV events report cached (per
+ * replica, whatever the request) and the simulated time (0 unless set). Not thread-safe.
  */
 final class FakeFleet implements FleetView {
   private final List<Replica> replicas = new ArrayList<>();
@@ -17,6 +17,7 @@ final class FakeFleet implements FleetView {
   private final int[] cachedTokens;
   private final int blockSize;
   private final long kvCapacityTokens;
+  private long nowNanos;
 
   FakeFleet(int replicas) {
     this(replicas, 16, 67_659L * 16);
@@ -51,9 +52,15 @@ final class FakeFleet implements FleetView {
     return this;
   }
 
+  /** Sets the simulated time. */
+  FakeFleet now(long nanos) {
+    this.nowNanos = nanos;
+    return this;
+  }
+
   @Override
   public long nowNanos() {
-    return 0;
+    return nowNanos;
   }
 
   @Override
