@@ -10,8 +10,7 @@ import java.util.Map;
 /**
  * A gateway-local, approximate view of what each replica caches, learned only from the prompts this
  * gateway sent there (never from the engines): per replica, an LRU set of prompt segments bounded in
- * tokens. It is what SGLang's approximate radix tree and AIBrix's prefix table have in common; each
- * emulation sets its own capacity.
+ * tokens, as SGLang's approximate radix tree keeps (the emulation sets the capacity).
  *
  * <p>Not thread-safe: one per gateway.
  */
