@@ -27,12 +27,28 @@ import java.util.SplittableRandom;
  * scheduler sent there ({@code pkg/epp/framework/plugins/requestcontrol/dataproducer/
  * approximateprefix/}, {@code prefixhash/hashing.go}, {@code scheduling/scorer/prefix/plugin.go}).
  * Highest score wins, ties uniformly at random. Two sets of prefix defaults: {@link #CURRENT} and
- * {@link #GAIE_2025}. Not thread-safe (one per gateway).
+ * {@link #GAIE_2025}. Either way the endpoint picker refreshes the engines' metrics every {@link
+ * #REFRESH_METRICS_INTERVAL_NANOS} (50 ms), the gateways' scrape interval in the simulator.
+ *
+ * <p>The {@code llm-d-2025} row is llm-d's 3/2/2 weights on the prefix defaults of
+ * gateway-api-inference-extension v1.0–v1.1, not that release's own Helm chart: the chart's {@code
+ * default-plugins.yaml} weighted the three scorers equally (1/1/1, the loader's default weight)
+ * until kubernetes-sigs/gateway-api-inference-extension#1827 (November 2025, first in v1.2.0)
+ * adopted the 3/2/2 that llm-d's configurations and benchmarks used. Not thread-safe (one per
+ * gateway).
  */
 final class LlmdScorerStrategy implements RoutingStrategy {
   static final double PREFIX_WEIGHT = 3;
   static final double QUEUE_WEIGHT = 2;
   static final double KV_WEIGHT = 2;
+
+  /**
+   * The default {@code --refresh-metrics-interval}, 50 ms: llm-d-router {@code
+   * pkg/epp/server/options.go} ({@code MinRefreshMetricsInterval}, also the floor), and
+   * gateway-api-inference-extension v1.0–v1.1 {@code pkg/epp/server/runserver.go} ({@code
+   * DefaultRefreshMetricsInterval}).
+   */
+  static final long REFRESH_METRICS_INTERVAL_NANOS = 50_000_000L;
 
   /**
    * Characters (bytes) per token wherever upstream counts characters: its own {@code

@@ -77,10 +77,13 @@ public final class StrategyRegistry {
         (c, g) -> new SglangCacheAwareStrategy(c.seedFor(g), Miss.LEAST_LOADED));
     add(m, "sglang-cache-aware-2025", "SGLang router cache_aware to Nov 2025 (miss: smallest tree)",
         (c, g) -> new SglangCacheAwareStrategy(c.seedFor(g), Miss.SMALLEST_TREE));
+    // llm-d's endpoint picker scrapes every 50 ms, whatever the run's --scrape-ms
+    long llmdScrape = LlmdScorerStrategy.REFRESH_METRICS_INTERVAL_NANOS;
     add(m, "llm-d", "llm-d router defaults 3·prefix + 2·queue + 2·kv (64-token blocks)",
-        (c, g) -> new LlmdScorerStrategy(c.seedFor(g), LlmdScorerStrategy.CURRENT));
+        (c, g) -> new LlmdScorerStrategy(c.seedFor(g), LlmdScorerStrategy.CURRENT), llmdScrape);
     add(m, "llm-d-2025", "llm-d scorers on GAIE v1.0-v1.1 prefix defaults (64-char blocks)",
-        (c, g) -> new LlmdScorerStrategy(c.seedFor(g), LlmdScorerStrategy.GAIE_2025));
+        (c, g) -> new LlmdScorerStrategy(c.seedFor(g), LlmdScorerStrategy.GAIE_2025),
+        llmdScrape);
     add(m, "dynamo-kv", "Dynamo KV router cost (exact KV events)",
         (c, g) -> new DynamoKvCostStrategy(c.seedFor(g)));
     add(m, "aibrix-prefix", "AIBrix prefix-cache",
@@ -94,7 +97,12 @@ public final class StrategyRegistry {
   }
 
   private static void add(Map<String, Entry> m, String name, String description, Factory f) {
-    m.put(name, new Entry(name, description, f, false));
+    add(m, name, description, f, 0);
+  }
+
+  private static void add(Map<String, Entry> m, String name, String description, Factory f,
+      long scrapeNanos) {
+    m.put(name, new Entry(name, description, f, false, scrapeNanos));
   }
 
   /**

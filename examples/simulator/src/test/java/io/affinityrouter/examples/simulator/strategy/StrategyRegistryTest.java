@@ -3,6 +3,7 @@ package io.affinityrouter.examples.simulator.strategy;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class StrategyRegistryTest {
@@ -51,5 +52,16 @@ class StrategyRegistryTest {
     assertThat(registry.isPeer("infinite-cache")).isFalse();
     assertThat(registry.isPeer("no-such-strategy")).isFalse();
     assertThat(StrategyRegistry.standard().isRouter("k1")).isFalse();
+  }
+
+  @Test
+  void llmdEntriesScrapeEvery50MillisecondsAndOthersAtTheRunsInterval() {
+    for (StrategyRegistry.Entry e : registry.select(List.of("llm-d", "llm-d-2025"))) {
+      assertThat(e.scrapeNanos()).as(e.name()).isEqualTo(50_000_000L);
+    }
+    for (StrategyRegistry.Entry e : registry.select(List.of("affinity-router", "random",
+        "sglang-cache-aware", "dynamo-kv", "aibrix-prefix", "infinite-cache"))) {
+      assertThat(e.scrapeNanos()).as(e.name()).isZero();
+    }
   }
 }
