@@ -84,6 +84,8 @@ public final class StrategyRegistry {
     add(m, "llm-d-2025", "llm-d scorers on GAIE v1.0-v1.1 prefix defaults (64-char blocks)",
         (c, g) -> new LlmdScorerStrategy(c.seedFor(g), LlmdScorerStrategy.GAIE_2025),
         llmdScrape);
+    add(m, "llm-d-flow-control", "llm-d with flow control: held at the gateway while saturated",
+        (c, g) -> new LlmdFlowControlStrategy(c.seedFor(g)), llmdScrape);
     add(m, "dynamo-kv", "Dynamo KV router cost (exact KV events)",
         (c, g) -> new DynamoKvCostStrategy(c.seedFor(g)));
     add(m, "aibrix-prefix", "AIBrix prefix-cache",

@@ -8,8 +8,9 @@ import java.util.List;
 
 /**
  * A {@link FleetView} set by hand for strategy tests: replicas {@code replica-0..n-1}, this
- * gateway's in-flight counts, the scraped waiting queues, the tokens KV events report cached (per
- * replica, whatever the request) and the simulated time (0 unless set). Not thread-safe.
+ * gateway's in-flight counts, the scraped waiting queues and KV usage, the tokens KV events report
+ * cached (per replica, whatever the request) and the simulated time (0 unless set). Not
+ * thread-safe.
  */
 final class FakeFleet implements FleetView {
   private final List<Replica> replicas = new ArrayList<>();
@@ -47,14 +48,21 @@ final class FakeFleet implements FleetView {
 
   /** Sets the scraped waiting queue of a replica. */
   FakeFleet waiting(int replica, int requests) {
-    replicas.set(replica, replicas.get(replica)
-        .withLoad(ReplicaLoad.builder().waitingRequests(requests).build()));
+    Replica r = replicas.get(replica);
+    replicas.set(replica, r.withLoad(r.load().toBuilder().waitingRequests(requests).build()));
     return this;
   }
 
-  /** Sets the simulated time. */
+  /** Sets the scraped KV usage (0 to 1) of a replica. */
+  FakeFleet kvUsage(int replica, double usage) {
+    Replica r = replicas.get(replica);
+    replicas.set(replica, r.withLoad(r.load().toBuilder().kvUsage(usage).build()));
+    return this;
+  }
+
+  /** Sets the simulated time (0 unless set). */
   FakeFleet now(long nanos) {
-    this.nowNanos = nanos;
+    nowNanos = nanos;
     return this;
   }
 
