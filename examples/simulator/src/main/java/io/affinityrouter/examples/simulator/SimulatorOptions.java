@@ -10,7 +10,7 @@ import java.util.List;
  *
  * @param workloads workloads to run: {@code mooncake-conversation}, {@code mooncake-synthetic},
  *     {@code ragpulse}, {@code agents}, {@code agents-hot}, {@code agents-long},
- *     {@code agents-long-pressure}, or a Mooncake-format {@code .jsonl} file (default:
+ *     {@code agents-long-hot}, {@code agents-long-pressure}, or a Mooncake-format {@code .jsonl} file (default:
  *     mooncake-conversation,agents)
  * @param strategies strategy names, or {@code all} (default)
  * @param scenario {@code steady} (default), {@code scale-out}, {@code replica-lost}, {@code asleep}
@@ -23,7 +23,7 @@ import java.util.List;
  * @param limit the most requests read from a trace (default: all)
  * @param agentSessions sessions of each agent workload, or {@code 0} (default) for the preset's own:
  *     800 for {@code agents} and {@code agents-hot} (4,000 in capacity mode), 400 for
- *     {@code agents-long}, 800 for {@code agents-long-pressure}
+ *     {@code agents-long} and {@code agents-long-hot}, 800 for {@code agents-long-pressure}
  * @param scrapeMillis scrape interval (default 100)
  * @param kvBlocks KV blocks per replica (default 67,659)
  * @param seed the seed of this run (default 42; the first of {@code seeds})

@@ -96,11 +96,11 @@ public final class WorkloadFactory {
       case "mooncake-synthetic" -> MooncakeTraceReader.read(
           o.traces().resolve("mooncake_synthetic_trace.jsonl"), name, o.limit());
       case "ragpulse" -> RagPulseTraceReader.read(o.traces().resolve("ragpulse"), name, o.limit());
-      case "agents", "agents-hot", "agents-long", "agents-long-pressure" ->
+      case "agents", "agents-hot", "agents-long", "agents-long-hot", "agents-long-pressure" ->
           AgentSessionGenerator.generate(agentConfig(name, o, 1.0), name);
       default -> throw new IllegalArgumentException("workload: " + name + " (expected: "
           + "mooncake-conversation, mooncake-synthetic, ragpulse, agents, agents-hot, agents-long,"
-          + " agents-long-pressure or a --trace file's name)");
+          + " agents-long-hot, agents-long-pressure or a --trace file's name)");
     };
   }
 
@@ -138,7 +138,8 @@ public final class WorkloadFactory {
       double sessionsPerSecond) {
     AgentSessionGenerator.Config c = switch (name) {
       case "agents-hot" -> AgentSessionGenerator.Config.defaults(o.seed()).withHotShare(0.6);
-      case "agents-long" -> AgentSessionGenerator.Config.agentsLong(o.seed());
+      case "agents-long" -> AgentSessionGenerator.Config.agentsLong(o.seed()).withHotShare(0);
+      case "agents-long-hot" -> AgentSessionGenerator.Config.agentsLong(o.seed());
       case "agents-long-pressure" -> AgentSessionGenerator.Config.agentsLongPressure(o.seed());
       default -> AgentSessionGenerator.Config.defaults(o.seed());
     };

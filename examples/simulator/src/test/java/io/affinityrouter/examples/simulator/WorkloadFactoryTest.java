@@ -32,6 +32,20 @@ class WorkloadFactoryTest {
   }
 
   @Test
+  void theHotLongPresetPutsMostSessionsOnOnePromptFamilyAndThePlainOneDoesNot() {
+    // a session's first segment is its kind's system prompt
+    double hot = shareOnKindZero(build("agents-long-hot", ""));
+    double plain = shareOnKindZero(build("agents-long", ""));
+    assertThat(hot).isBetween(0.6, 0.72); // 60% put on it, plus its draw among the rest
+    assertThat(plain).isBetween(0.06, 0.2); // one kind of 8
+  }
+
+  private static double shareOnKindZero(Workload w) {
+    long kindZero = w.heads().stream().filter(h -> h.segmentIds()[0] == (10L << 40)).count();
+    return (double) kindZero / w.heads().size();
+  }
+
+  @Test
   void readsAUsersTraceFileAsAWorkloadNamedAfterIt(@TempDir Path dir) throws Exception {
     Path file = dir.resolve("agents_recorded.jsonl");
     Files.writeString(file, String.join("\n",
@@ -51,6 +65,6 @@ class WorkloadFactoryTest {
   void anUnknownNameListsTheWorkloads() {
     assertThatThrownBy(() -> build("agents-short", ""))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("agents-long-pressure or a --trace file's name");
+        .hasMessageContaining("agents-long-hot, agents-long-pressure or a --trace file's name");
   }
 }

@@ -136,7 +136,8 @@ public final class AgentSessionGenerator {
     }
 
     /**
-     * Long-context agents ({@code agents-long}): {@value #LONG_SESSIONS} sessions of 8 kinds, 60% of
+     * Long-context agents on a hot prompt family ({@code agents-long-hot}; {@code agents-long} is the
+     * same with kinds drawn uniformly): {@value #LONG_SESSIONS} sessions of 8 kinds, 60% of
      * them on kind 0 (the hot prompt family, as {@code agents-hot}), system prompts of 3,000–10,000
      * tokens (one size per kind), a 300-token task, 20–60 turns growing to a final context of
      * 30,000–70,000 tokens (answers of 30–250 tokens, tool outputs of at least 50 sized to reach it),

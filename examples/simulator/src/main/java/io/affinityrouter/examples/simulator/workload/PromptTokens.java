@@ -10,6 +10,8 @@ import java.util.Map;
  * <p>Not thread-safe: one per simulation run.
  */
 public final class PromptTokens {
+  // keyed by the id's mix: trace and generator ids are structured (session << 16 | turn), and
+  // Long.hashCode of those collides into a few buckets
   private final Map<Long, int[]> bySegment = new HashMap<>();
 
   /** The prompt's tokens: each segment's synthetic tokens, concatenated. */
@@ -27,13 +29,14 @@ public final class PromptTokens {
   }
 
   private int[] segment(long id, int length) {
-    int[] seg = bySegment.get(id);
+    Long key = SegmentKeys.mix(id);
+    int[] seg = bySegment.get(key);
     if (seg == null || seg.length < length) {
       seg = new int[length];
       for (int j = 0; j < length; j++) {
         seg[j] = SegmentKeys.token(id, j);
       }
-      bySegment.put(id, seg);
+      bySegment.put(key, seg);
     }
     return seg;
   }
