@@ -112,8 +112,10 @@ public final class CapacityReporter {
           "srv/ide", "sesSLO", "gp@cap", "gp@1.5x", "p90@1.5x", "hit@1.5", "gp@2x", "p90@2x",
           "hit@2x"));
       for (CapacityRun.StrategyCapacity s : w.strategies()) {
-        b.append(String.format(Locale.ROOT, "%-24s %8.2f %7.2f %6.2fx %5.2fx %6.1f%% %7.2f %5.0f%%"
-            + " %7.2f %7.2f %8.0f %6.1f%% %7.2f %8.0f %6.1f%%%n", s.strategy(), s.capacity(),
+        String capacity = (s.bounded(slo) ? "" : ">") + String.format(Locale.ROOT, "%.2f",
+            s.capacity());
+        b.append(String.format(Locale.ROOT, "%-24s %8s %7.2f %6.2fx %5.2fx %6.1f%% %7.2f %5.0f%%"
+            + " %7.2f %7.2f %8.0f %6.1f%% %7.2f %8.0f %6.1f%%%n", s.strategy(), capacity,
             s.capacityMin(), best > 0 ? s.capacity() / best : 0, ref > 0 ? s.capacity() / ref : 0,
             100 * s.atCapacity(RunResult::hitRate), s.atCapacity(RunResult::servedRatio),
             100 * s.atCapacity(r -> r.sessionSloAttainment(slo)),

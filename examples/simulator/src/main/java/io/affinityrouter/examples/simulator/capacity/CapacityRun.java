@@ -82,6 +82,24 @@ public final class CapacityRun {
       return median(seeds, SeedRun::capacity);
     }
 
+    /**
+     * Whether every seed's sweep found a rate it does not carry; when not, the capacity is the
+     * highest rate tried, a lower bound (the infinite-cache reference on short agent turns, where
+     * nothing is ever evicted).
+     */
+    public boolean bounded(double sloMillis) {
+      for (SeedRun s : seeds) {
+        boolean broke = false;
+        for (CapacitySweep.Point p : s.points()) {
+          broke |= p.stress(sloMillis) > 1;
+        }
+        if (!broke) {
+          return false;
+        }
+      }
+      return true;
+    }
+
     /** The lowest capacity over seeds. */
     public double capacityMin() {
       double min = Double.POSITIVE_INFINITY;

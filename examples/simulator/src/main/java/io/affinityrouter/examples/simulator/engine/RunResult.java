@@ -33,8 +33,9 @@ import org.HdrHistogram.Histogram;
  * @param sampleNanos simulated time between two load samples
  * @param wakes times a request woke a replica's sleeping model
  * @param preemptions running requests the engines preempted for KV blocks (each time counted)
- * @param idealRequestsPerSecond the rate the same requests would be served at on a fleet with no
- *     latency at all ({@link io.affinityrouter.examples.simulator.workload.Workload#idealRequestsPerSecond})
+ * @param idealRequestsPerSecond the rate at which the same requests would be served had none
+ *     waited for its first token beyond its floor and had each decoded at the run's mean time per
+ *     output token (follow-up turns after their think times; first arrival to last end)
  * @param sessionP90Micros each session's own p90 TTFT, µs, sorted (a request without a session is
  *     a session of one)
  * @param heldRequests requests a gateway held in its queue (flow control) at least once
@@ -48,8 +49,9 @@ public record RunResult(String strategy, String workload, int requests, int comp
     long heldRequests) {
 
   /**
-   * The served rate over the ideal one: 1 when the fleet added no delay to the workload's own
-   * pacing, lower when turns (closed loop) or the run's end were held back by latency.
+   * The served rate over the ideal one: 1 when no request waited beyond its TTFT floor and every
+   * replica decoded at the fleet's pace, lower when waits (queues, recomputation, an overloaded
+   * replica's slower decode) held back later turns (closed loop) or the run's end.
    */
   public double servedRatio() {
     if (Double.isInfinite(idealRequestsPerSecond)) { // all at once: nothing paces them

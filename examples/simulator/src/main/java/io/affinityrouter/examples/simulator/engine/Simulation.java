@@ -67,6 +67,7 @@ public final class Simulation implements ReplicaEngine.Listener {
     long boundTokens;
     boolean firstTokenSeen;
     boolean wasHeld;
+    long firstTokenNanos;
 
     Job(SimRequest request, long arrival, int gateway) {
       this.request = request;
@@ -119,6 +120,9 @@ public final class Simulation implements ReplicaEngine.Listener {
   private long outputTokens;
   private long firstArrival = Long.MAX_VALUE;
   private long lastCompletion;
+  private final Map<Long, Long> floorNanos = new HashMap<>();
+  private long decodeNanos;
+  private long decodedTokens;
   private long wallStart;
   private long lastProgress;
 
@@ -241,7 +245,7 @@ public final class Simulation implements ReplicaEngine.Listener {
         Math.max(0, lastCompletion - firstArrival), busy,
         Collections.unmodifiableMap(new TreeMap<>(moves)), repins,
         List.copyOf(loadSeries), scrapeNanos, wakes, preemptions,
-        workload.idealRequestsPerSecond(), sessionP90s(), heldRequests);
+        idealRequestsPerSecond(), sessionP90s(), heldRequests);
   }
 
   private int gatewayFor(SimRequest r) {
@@ -410,8 +414,11 @@ public final class Simulation implements ReplicaEngine.Listener {
     }
     list[(int) ++list[0]] = micros; // list[0] counts the entries after it
     long input = job.request.inputTokens();
-    ttftFloor.recordValue(Math.max(1, (long) config.engine().cost().prefillFloorMicros(
-        input - job.boundTokens, job.boundTokens, config.engine().maxBatchedTokens())));
+    long floorMicros = Math.max(1, (long) config.engine().cost().prefillFloorMicros(
+        input - job.boundTokens, job.boundTokens, config.engine().maxBatchedTokens()));
+    ttftFloor.recordValue(floorMicros);
+    floorNanos.put(job.request.id(), floorMicros * 1000);
+    job.firstTokenNanos = nowNanos;
     inputTokens += input;
     cachedTokens += s.cachedTokens();
     boundTokens += job.boundTokens;
@@ -423,6 +430,10 @@ public final class Simulation implements ReplicaEngine.Listener {
     Job job = (Job) s.attachment();
     completed++;
     outputTokens += s.generated();
+    if (s.generated() > 1) {
+      decodeNanos += nowNanos - job.firstTokenNanos;
+      decodedTokens += s.generated() - 1;
+    }
     e2e.recordValue(Math.max(1, (nowNanos - job.arrival) / 1000));
     lastCompletion = Math.max(lastCompletion, nowNanos);
     SimRequest next = job.request.next();
@@ -456,6 +467,35 @@ public final class Simulation implements ReplicaEngine.Listener {
       releasePending[job.gateway] = true; // after the engine's step: routing may submit to it
       push(clock.nanos(), RELEASE, job.gateway, null);
     }
+  }
+
+  /**
+   * The rate at which the same requests would have been served had none waited for its first
+   * token beyond its floor and had every one decoded at the run's mean pace: each takes its TTFT
+   * floor plus its output at the fleet's mean time per output token, a follow-up turn arrives its
+   * think time after the turn before it ends; requests over the span from the first arrival to the
+   * last end. Against it the served rate shows load not served: a closed loop whose turns wait for
+   * a queue, a recomputation or a replica decoding slower than the fleet sends fewer of them, and a
+   * run whose last requests wait ends late. The fleet's own decode pace stays in the reference: a
+   * router does not set it, and on long contexts its growth with the batch alone stretches
+   * sessions by more than the 5% a capacity run allows.
+   */
+  private double idealRequestsPerSecond() {
+    double perToken = decodedTokens == 0 ? 0 : (double) decodeNanos / decodedTokens;
+    long first = Long.MAX_VALUE;
+    long last = Long.MIN_VALUE;
+    for (SimRequest h : workload.heads()) {
+      first = Math.min(first, h.delayNanos());
+      long t = h.delayNanos();
+      for (SimRequest r = h; r != null; r = r.next()) {
+        if (r != h) {
+          t += r.delayNanos();
+        }
+        t += floorNanos.getOrDefault(r.id(), 0L) + (long) (perToken * (r.outputTokens() - 1));
+      }
+      last = Math.max(last, t);
+    }
+    return last <= first ? Double.POSITIVE_INFINITY : workload.size() / ((last - first) / 1e9);
   }
 
   /** Each session's p90 TTFT (nearest rank), µs; a request without a session is one of its own. */

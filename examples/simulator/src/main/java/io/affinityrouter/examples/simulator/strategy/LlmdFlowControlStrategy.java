@@ -31,10 +31,11 @@ import org.jspecify.annotations.Nullable;
  *       runs from then: a request behind others may wait longer than 60 s in all.
  * </ul>
  *
- * <p>Not emulated: the band's capacity of 5,000 requests and 1 GB, since the gateway queues a new
- * arrival behind held requests without offering it here; and the ~1 ms dispatch tick (one queued
- * request per tick), since the simulation offers held requests at scrapes and completions. Not
- * thread-safe (one per gateway).
+ * <p>The dispatch cycle runs every millisecond and takes at most one queued request a tick
+ * ({@code processor.go}); the simulation offers held requests at scrapes and completions, so each
+ * offer takes the ticks elapsed since the last one (from the first offer below saturation on). Not
+ * emulated: the band's capacity of 5,000 requests and 1 GB, since the gateway queues a new arrival
+ * behind held requests without offering it here. Not thread-safe (one per gateway).
  */
 final class LlmdFlowControlStrategy implements RoutingStrategy {
   /** {@code DefaultQueueDepthThreshold}: waiting requests at which an endpoint is saturated. */
@@ -52,9 +53,19 @@ final class LlmdFlowControlStrategy implements RoutingStrategy {
   /** {@code defaultRequestTTL}: the longest a request waits in the queue before it is shed. */
   static final long REQUEST_TTL_NANOS = 60_000_000_000L;
 
+  /** The dispatch cycle's tick: at most one queued request leaves the queue per tick. */
+  static final long DISPATCH_TICK_NANOS = 1_000_000L;
+
+  /** Ticks of dispatch credit kept at most (a second's worth), so an idle queue does not bank. */
+  static final double MAX_DISPATCH_CREDIT = 1000;
+
   private final LlmdScorerStrategy scorer;
   // request id -> when this gateway first held it, until it is dispatched or shed
   private final Map<Long, Long> queuedSince = new HashMap<>();
+  // queued requests may leave at one per tick from when the pool was last seen below saturation
+  private boolean saturated;
+  private double credit;
+  private long creditAt;
 
   LlmdFlowControlStrategy(long seed) {
     this.scorer = new LlmdScorerStrategy(seed, LlmdScorerStrategy.CURRENT);
@@ -97,6 +108,7 @@ final class LlmdFlowControlStrategy implements RoutingStrategy {
     // The simulation scrapes every endpoint together on schedule (50 ms for this entry), and the
     // view does not tell when; its metrics are never older than 200 ms, so they count as fresh.
     if (saturation(fleet.replicas(), 0) >= USAGE_LIMIT) {
+      saturated = true;
       Long since = queuedSince.putIfAbsent(request.id(), now);
       if (since != null && now - since >= REQUEST_TTL_NANOS) {
         queuedSince.remove(request.id());
@@ -104,8 +116,28 @@ final class LlmdFlowControlStrategy implements RoutingStrategy {
       }
       return Route.HOLD;
     }
+    if (queuedSince.containsKey(request.id()) && !takeDispatchTick(now)) {
+      return Route.HOLD; // paced: the next tick takes it
+    }
     queuedSince.remove(request.id());
     return scorer.route(request, fleet);
+  }
+
+  /** Whether the dispatch cycle has a tick left for a queued request at {@code now}. */
+  private boolean takeDispatchTick(long now) {
+    if (saturated) { // the first cycle below saturation dispatches one
+      saturated = false;
+      credit = 1;
+    } else {
+      credit = Math.min(MAX_DISPATCH_CREDIT,
+          credit + (double) (now - creditAt) / DISPATCH_TICK_NANOS);
+    }
+    creditAt = now;
+    if (credit < 1) {
+      return false;
+    }
+    credit -= 1;
+    return true;
   }
 
   /** Requests this gateway holds (first held and neither dispatched nor shed since). */

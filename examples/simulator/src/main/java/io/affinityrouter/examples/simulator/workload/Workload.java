@@ -53,25 +53,6 @@ public record Workload(String name, List<SimRequest> heads) {
   }
 
   /**
-   * The rate, requests per second, at which a fleet with no latency at all would serve these
-   * requests: every request completes as it arrives, and a follow-up turn arrives its think time
-   * later. Requests over the span from the first arrival to the last; {@code +Inf} when every
-   * request arrives at once.
-   */
-  public double idealRequestsPerSecond() {
-    long first = heads.get(0).delayNanos();
-    long last = first;
-    for (SimRequest h : heads) {
-      long t = h.delayNanos();
-      for (SimRequest r = h.next(); r != null; r = r.next()) {
-        t += r.delayNanos();
-      }
-      last = Math.max(last, t);
-    }
-    return last == first ? Double.POSITIVE_INFINITY : size() / ((last - first) / 1e9);
-  }
-
-  /**
    * How the heads' arrival times are spaced: a trace that logs time in ticks (the Mooncake
    * conversation trace: 12,031 requests at 1,180 timestamps, 3 s apart) has many requests at the
    * same instant.

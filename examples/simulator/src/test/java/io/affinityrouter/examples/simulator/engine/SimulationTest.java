@@ -3,6 +3,7 @@ package io.affinityrouter.examples.simulator.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
+import io.affinityrouter.examples.simulator.capacity.CapacitySweep;
 import io.affinityrouter.examples.simulator.fleet.EngineConfig;
 import io.affinityrouter.examples.simulator.strategy.Route;
 import io.affinityrouter.examples.simulator.strategy.StrategyRegistry;
@@ -103,6 +104,30 @@ class SimulationTest {
     assertThat(skewed.busiestOverMean()).isCloseTo(REPLICAS, within(0.01));
     assertThat(spread.busiestOverMean()).isLessThan(1.5);
     assertThat(skewed.ttftMillis(99)).isGreaterThan(2 * spread.ttftMillis(99));
+  }
+
+  @Test
+  void closedLoopTurnsHeldBackByOneThrashingReplicaAreLoadNotServed() {
+    // half of the sessions pinned to replica 0, the others spread over the rest: a hot replica
+    StrategyRegistry.Entry first = new StrategyRegistry.Entry("hot", "half the sessions on 0",
+        (c, g) -> (request, fleet) -> Route.of(request.session().hashCode() % 2 == 0 ? 0
+            : 1 + (int) Math.floorMod(request.session().hashCode(), 3), "hot"), false);
+    // 300 agent sessions started at 8 a second: consistent hashing keeps up with their pacing;
+    // the hot replica decodes half of them in one batch, its sessions' turns come back late, and
+    // the fleet's p90 TTFT passes while it serves less than offered
+    Workload w = AgentSessionGenerator.generate(AgentSessionGenerator.Config.defaults(3)
+        .withSessions(300).withSessionsPerSecond(8), "agents");
+    RunResult spread = run(w, "consistent-hash", config(1));
+    RunResult skewed = Simulation.run(w, first, config(1), line -> { });
+    assertThat(spread.completed()).isEqualTo(w.size());
+    assertThat(skewed.completed()).isEqualTo(w.size());
+    assertThat(skewed.ttftMillis(90)).isLessThan(300);
+    assertThat(spread.servedRatio()).isGreaterThan(CapacitySweep.MIN_SERVED_RATIO);
+    assertThat(skewed.servedRatio()).isLessThan(CapacitySweep.MIN_SERVED_RATIO);
+    assertThat(skewed.requestsPerSecond()).isLessThan(0.9 * spread.requestsPerSecond());
+    // so the sweep carries the rate for one and not for the other
+    assertThat(CapacitySweep.stress(spread, 300)).isLessThanOrEqualTo(1);
+    assertThat(CapacitySweep.stress(skewed, 300)).isGreaterThan(1);
   }
 
   @Test

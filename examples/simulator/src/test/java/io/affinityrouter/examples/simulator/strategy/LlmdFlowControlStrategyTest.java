@@ -74,6 +74,26 @@ class LlmdFlowControlStrategyTest {
   }
 
   @Test
+  void queuedRequestsLeaveAtOneATickOnceThePoolIsBelowSaturation() {
+    LlmdFlowControlStrategy s = new LlmdFlowControlStrategy(1);
+    FakeFleet fleet = new FakeFleet(2).waiting(0, 5).waiting(1, 5);
+    List<SimRequest> held = List.of(prompt(64), prompt(64), prompt(64), prompt(64), prompt(64));
+    for (SimRequest r : held) {
+      assertThat(s.route(r, fleet)).isSameAs(Route.HOLD);
+    }
+    fleet.now(50 * MS).waiting(0, 0).waiting(1, 0); // the next scrape: below saturation
+    assertThat(s.route(held.get(0), fleet).held()).isFalse(); // the first cycle takes one
+    assertThat(s.route(held.get(1), fleet)).isSameAs(Route.HOLD); // no tick left at 50 ms
+    fleet.now(52 * MS); // two ticks later: two more
+    assertThat(s.route(held.get(1), fleet).held()).isFalse();
+    assertThat(s.route(held.get(2), fleet).held()).isFalse();
+    assertThat(s.route(held.get(3), fleet)).isSameAs(Route.HOLD);
+    assertThat(s.queued()).isEqualTo(2);
+    // a new arrival with nothing queued ahead of it is dispatched by its own cycle
+    assertThat(s.route(prompt(64), fleet).held()).isFalse();
+  }
+
+  @Test
   void aRequestHeldFor60SecondsIsShedAndItsRetryQueuesAnew() {
     LlmdFlowControlStrategy s = new LlmdFlowControlStrategy(1);
     FakeFleet full = new FakeFleet(2).waiting(0, 5).waiting(1, 5);
