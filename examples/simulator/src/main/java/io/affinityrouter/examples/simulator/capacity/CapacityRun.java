@@ -191,6 +191,11 @@ public final class CapacityRun {
     for (int i = 0; i < v.length; i++) {
       v[i] = figure.applyAsDouble(seeds.get(i));
     }
+    return median(v);
+  }
+
+  private static double median(double[] values) {
+    double[] v = values.clone();
     Arrays.sort(v);
     return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
   }
@@ -277,9 +282,7 @@ public final class CapacityRun {
       }
       points.add(p);
       if (ours == 0 && registry.isRouter(strategies.get(i).name())) {
-        double[] c = capacity[i].clone();
-        Arrays.sort(c);
-        ours = c.length % 2 == 1 ? c[c.length / 2] : (c[c.length / 2 - 1] + c[c.length / 2]) / 2;
+        ours = median(capacity[i]);
       }
     }
     double base = ours > 0 ? ours : start;

@@ -10,7 +10,7 @@ import java.util.function.DoubleFunction;
 /**
  * Finds the highest request rate a strategy carries: the fleet's capacity at the p90 TTFT SLO. A
  * rate is carried when its run meets the SLO <em>and</em> serves at least {@value #MIN_SERVED_RATIO}
- * of what the same requests would give on a fleet with no latency
+ * of what the same requests would give with no wait past their TTFT floor
  * ({@link RunResult#servedRatio()}): a closed-loop workload whose turns are held back by a
  * thrashing replica sends fewer turns, and may pass the SLO while serving far less than offered.
  * Both conditions are one {@linkplain #stress stress} figure, carried at or below 1. From a
