@@ -30,6 +30,10 @@ import java.util.concurrent.CompletionStage;
  *       timed out, overloaded). The router then routes in degraded mode and reconciles later; it never
  *       passes the exception to its caller. Methods throw only for programmer errors (null
  *       arguments).
+ *   <li><b>Session context.</b> The overloads that take a {@link SessionContext} store it with the
+ *       binding in the same operation (replacing the one before) and return the one before as
+ *       {@link Binding#context()}, unless its writer is the caller's own. A store that keeps no
+ *       context inherits the defaults: they ignore it and return bindings without one.
  *   <li><b>Corrupt data.</b> A stored value the implementation cannot parse is treated as absent
  *       (and overwritten by the next claim), never surfaced as an exception.
  * </ul>
@@ -53,7 +57,31 @@ public interface BindingStore extends AutoCloseable {
   CompletionStage<Binding> repin(BindingKey key, long expectedGeneration, String newReplicaId,
       Duration ttl);
 
-  /** Reads the key's binding without refreshing it (for tools and tests). */
+  /**
+   * As {@link #getOrClaim(BindingKey, String, Duration)}, and stores {@code turn} (the request being
+   * routed: its {@code ageMillis} is ignored, the store stamps its own time) as the key's session
+   * context in the same operation; the returned binding carries the context stored before, if
+   * another writer stored it. The default ignores {@code turn}.
+   */
+  default CompletionStage<Binding> getOrClaim(BindingKey key, String candidateReplicaId,
+      Duration ttl, SessionContext turn) {
+    return getOrClaim(key, candidateReplicaId, ttl);
+  }
+
+  /**
+   * As {@link #repin(BindingKey, long, String, Duration)}, and, when the repin applies, stores
+   * {@code turn} as the key's session context; a repin that does not apply returns the stored
+   * binding with its context (if another writer stored it). The default ignores {@code turn}.
+   */
+  default CompletionStage<Binding> repin(BindingKey key, long expectedGeneration,
+      String newReplicaId, Duration ttl, SessionContext turn) {
+    return repin(key, expectedGeneration, newReplicaId, ttl);
+  }
+
+  /**
+   * Reads the key's binding without refreshing it (for tools and tests), with its stored session
+   * context whoever wrote it.
+   */
   CompletionStage<Optional<Binding>> get(BindingKey key);
 
   /** Releases the store's resources (connections it owns). Idempotent. */

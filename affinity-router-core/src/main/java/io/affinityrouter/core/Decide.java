@@ -17,16 +17,12 @@ import java.time.InstantSource;
  * interval. Thread-safe.
  */
 final class Decide {
-  // Half a returning session's prompt is taken as cached when another gateway routed its last
-  // turn; 0.8 credited sessions for prefixes every replica holds (the simulator's RAGPulse).
-  static final double AFFINITY_CACHED_FRACTION = 0.5;
   // 100 ms of estimated queue wakes sleeping capacity: 1 s never fired on short agent turns.
   static final Duration WAKE_THRESHOLD = Duration.ofMillis(100);
 
   private final LoadTracker tracker;
   private final PrefixIndex index;
   private final CostModel costModel;
-  private final double affinityCachedFraction;
   private final Duration atLimitRetryAfter;
   private final Duration unavailableRetryAfter;
   private final double wakeThresholdSeconds;
@@ -34,13 +30,11 @@ final class Decide {
   private final Listeners listeners;
   private final boolean notifies;
 
-  Decide(LoadTracker tracker, PrefixIndex index, CostModel costModel,
-      double affinityCachedFraction, Duration atLimitRetryAfter, Duration unavailableRetryAfter,
+  Decide(LoadTracker tracker, PrefixIndex index, CostModel costModel, Duration atLimitRetryAfter, Duration unavailableRetryAfter,
       Duration wakeThreshold, InstantSource clock, Listeners listeners, boolean notifies) {
     this.tracker = tracker;
     this.index = index;
     this.costModel = costModel;
-    this.affinityCachedFraction = affinityCachedFraction;
     this.atLimitRetryAfter = atLimitRetryAfter;
     this.unavailableRetryAfter = unavailableRetryAfter;
     this.wakeThresholdSeconds = wakeThreshold.toNanos() / 1e9;
@@ -51,55 +45,41 @@ final class Decide {
     this.notifies = notifies;
   }
 
-  /** The share of a returning session's prompt taken as cached on its bound replica. */
-  double affinityCachedFraction() {
-    return affinityCachedFraction;
-  }
-
   // One entry point per kind of route; a value object per decision measured 40 B that escape
   // analysis did not remove.
 
   /** A request without a session, to the picker's choice {@code i}. */
   RoutingDecision best(Selection sel, int i) {
-    return routed(sel, i, RoutingReason.BEST_SCORE, 0, false, null, null, false, false);
+    return routed(sel, i, RoutingReason.BEST_SCORE, 0, false, null, null, false);
   }
 
   /** A session routed to {@code i} without the store's answer. */
   RoutingDecision degraded(Selection sel, int i) {
-    return routed(sel, i, RoutingReason.DEGRADED_FALLBACK, 0, true, null, null, false, false);
+    return routed(sel, i, RoutingReason.DEGRADED_FALLBACK, 0, true, null, null, false);
   }
 
   /**
    * A session claimed, kept or adopted on {@code i}, where the store's binding points.
-   * {@code bound}: its existing binding was kept; {@code assumeCached}: count at least
-   * {@link #affinityCachedFraction()} of the prompt as cached there.
+   * {@code bound}: its existing binding was kept.
    */
   RoutingDecision session(Selection sel, int i, RoutingReason reason, long generation,
-      boolean bound, boolean assumeCached) {
-    return routed(sel, i, reason, generation, false, null, null, bound, assumeCached);
+      boolean bound) {
+    return routed(sel, i, reason, generation, false, null, null, bound);
   }
 
   /** A session moved to {@code i}, off {@code previous}, by a compare-and-set that won. */
   RoutingDecision repinned(Selection sel, int i, long generation, RepinCause cause,
       String previous) {
     return routed(sel, i, RoutingReason.SESSION_REPINNED, generation, false, cause, previous,
-        false, false);
+        false);
   }
 
   /** Opens the lease on replica {@code i}, records the prompt there, notifies, returns. */
   private RoutingDecision routed(Selection sel, int i, RoutingReason reason, long generation,
-      boolean degraded, RepinCause cause, String previous, boolean bound, boolean assumeCached) {
+      boolean degraded, RepinCause cause, String previous, boolean bound) {
     ReplicaState state = sel.states[i];
     long cached = sel.cachedTokens(i);
     double prefillSeconds = sel.prefill[i];
-    if (assumeCached) {
-      long assumed = (long) (affinityCachedFraction * sel.promptTokens);
-      if (assumed > cached) {
-        cached = assumed;
-        prefillSeconds = costModel.prefillSeconds(sel.promptTokens - cached, cached,
-            sel.slowdown[i]);
-      }
-    }
     long uncached = sel.promptTokens - cached;
     var lease = tracker.open(state, sel.requestTokens, uncached, sel.expectedOutput,
         costModel.prefillSeconds(uncached, cached, 1.0));

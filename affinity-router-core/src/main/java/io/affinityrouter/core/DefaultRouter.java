@@ -68,8 +68,7 @@ final class DefaultRouter implements Router {
         b.scorers, sharing, listeners, clock);
     this.pick = new Pick(picker, limits, budget, b.holderSavingsMultiple, Pick.PLACEMENT_BLOCKS,
         b.random, clock);
-    this.decide = new Decide(tracker, index, costModel, Decide.AFFINITY_CACHED_FRACTION,
-        b.atLimitRetryAfter, b.unavailableRetryAfter, Decide.WAKE_THRESHOLD, clock, listeners,
+    this.decide = new Decide(tracker, index, costModel, b.atLimitRetryAfter, b.unavailableRetryAfter, Decide.WAKE_THRESHOLD, clock, listeners,
         b.fleetLimits == null);
     this.fleetGate = b.fleetLimits == null ? null : new FleetGate(b.fleetLimits,
         b.fleetLeaseTime, b.storeTimeout, limits, b.atLimitRetryAfter, listeners);
@@ -77,10 +76,20 @@ final class DefaultRouter implements Router {
         new StoreGuard(clock, b.storeBackoff.toMillis(), b.storeMaxBackoff.toMillis()),
         listeners);
     RepinPolicy policy = new RepinPolicy(costModel, budget, limits, b.recomputeWeight,
-        Decide.AFFINITY_CACHED_FRACTION, RepinPolicy.SAVINGS_MULTIPLE, RepinPolicy.SLACK_SECONDS);
-    this.pinning = new Pinning(storeClient, policy, limits, hasher, decide, listeners,
-        b.rememberedSessions, b.bindingTtl, clock);
+        RepinPolicy.SAVINGS_MULTIPLE, RepinPolicy.SLACK_SECONDS);
+    this.pinning = new Pinning(storeClient, writerId(b.routerId), score, policy, limits, hasher,
+        decide, listeners, b.rememberedSessions, b.bindingTtl, clock);
     this.scratch = ThreadLocal.withInitial(this::newScratch);
+  }
+
+  /**
+   * This router's id in the session contexts it writes: its load-exchange id's hash when it has
+   * one, else random (unique among a fleet's routers with overwhelming odds); never 0.
+   */
+  private static long writerId(String routerId) {
+    long id = routerId != null ? Rendezvous.keyHash(routerId)
+        : java.util.concurrent.ThreadLocalRandom.current().nextLong();
+    return id == 0 ? 1 : id;
   }
 
   @Override

@@ -7,6 +7,7 @@ import io.affinityrouter.spi.Checks;
 import io.affinityrouter.spi.Binding;
 import io.affinityrouter.spi.BindingKey;
 import io.affinityrouter.spi.BindingStore;
+import io.affinityrouter.spi.SessionContext;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.Objects;
@@ -25,9 +26,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * least recently used first out. Generations come from one counter for the whole store, so they
  * increase across expiry and re-claim. Thread-safe.
  *
- * <p>Reading an existing binding allocates nothing: each stored binding carries its answer, an
- * already completed future that every read returns. Callers must treat returned stages as read-only
- * (as the {@link BindingStore} contract has them), never {@code obtrude} a value into them.
+ * <p>Each binding keeps its session's context ({@link SessionContext}), replaced under the entry's
+ * lock by every call that passes one and aged on the store's clock. Reading an existing binding
+ * whose context the caller wrote itself allocates nothing: each stored binding carries that
+ * answer, an already completed future that every such read returns. Callers must treat returned
+ * stages as read-only (as the {@link BindingStore} contract has them), never {@code obtrude} a
+ * value into them.
  */
 public final class InMemoryBindingStore implements BindingStore {
   /** Default bound on stored bindings: {@value}. */
@@ -35,9 +39,11 @@ public final class InMemoryBindingStore implements BindingStore {
 
   private final Cache<BindingKey, Entry> cache;
   private final AtomicLong generations = new AtomicLong();
+  private final InstantSource clock;
 
   private InMemoryBindingStore(Builder b) {
     InstantSource clock = b.clock;
+    this.clock = clock;
     this.cache = Caffeine.newBuilder()
         .maximumSize(b.maximumSize)
         .expireAfter(new Expiry<BindingKey, Entry>() {
@@ -71,12 +77,23 @@ public final class InMemoryBindingStore implements BindingStore {
   @Override
   public CompletionStage<Binding> getOrClaim(BindingKey key, String candidateReplicaId,
       Duration ttl) {
+    return claim(key, candidateReplicaId, ttl, null);
+  }
+
+  @Override
+  public CompletionStage<Binding> getOrClaim(BindingKey key, String candidateReplicaId,
+      Duration ttl, SessionContext turn) {
+    return claim(key, candidateReplicaId, ttl, Objects.requireNonNull(turn, "turn"));
+  }
+
+  private CompletionStage<Binding> claim(BindingKey key, String candidateReplicaId, Duration ttl,
+      SessionContext turn) {
     Objects.requireNonNull(key, "key");
     Objects.requireNonNull(candidateReplicaId, "candidateReplicaId");
     long ttlNanos = ttlNanos(ttl);
     Entry existing = cache.getIfPresent(key); // slides the TTL (expireAfterRead)
     if (existing != null && existing.ttlNanos == ttlNanos) {
-      return existing.asRead; // the common path: no allocation
+      return existing.read(turn, clock.millis()); // the common path: no allocation
     }
     boolean[] written = {false};
     Entry e = cache.asMap().compute(key, (k, v) -> {
@@ -84,35 +101,56 @@ public final class InMemoryBindingStore implements BindingStore {
         written[0] = true;
         return new Entry(candidateReplicaId, generations.incrementAndGet(), ttlNanos);
       }
-      return v.ttlNanos == ttlNanos ? v : new Entry(v.replicaId, v.generation, ttlNanos);
+      return v.ttlNanos == ttlNanos ? v : v.withTtl(ttlNanos);
     });
-    return written[0]
-        ? CompletableFuture.completedFuture(new Binding(e.replicaId, e.generation, true))
-        : e.asRead;
+    if (written[0]) {
+      e.read(turn, clock.millis());
+      return CompletableFuture.completedFuture(new Binding(e.replicaId, e.generation, true));
+    }
+    return e.read(turn, clock.millis());
   }
 
   @Override
   public CompletionStage<Binding> repin(BindingKey key, long expectedGeneration,
       String newReplicaId, Duration ttl) {
+    return move(key, expectedGeneration, newReplicaId, ttl, null);
+  }
+
+  @Override
+  public CompletionStage<Binding> repin(BindingKey key, long expectedGeneration,
+      String newReplicaId, Duration ttl, SessionContext turn) {
+    return move(key, expectedGeneration, newReplicaId, ttl, Objects.requireNonNull(turn, "turn"));
+  }
+
+  private CompletionStage<Binding> move(BindingKey key, long expectedGeneration,
+      String newReplicaId, Duration ttl, SessionContext turn) {
     Objects.requireNonNull(key, "key");
     Objects.requireNonNull(newReplicaId, "newReplicaId");
     long ttlNanos = ttlNanos(ttl);
+    long now = clock.millis();
     boolean[] written = {false};
     Entry e = cache.asMap().compute(key, (k, v) -> {
       if (v == null || v.generation == expectedGeneration) {
         written[0] = true;
-        return new Entry(newReplicaId, generations.incrementAndGet(), ttlNanos);
+        Entry fresh = new Entry(newReplicaId, generations.incrementAndGet(), ttlNanos);
+        fresh.read(turn, now);
+        return fresh;
       }
       return v;
     });
-    return CompletableFuture.completedFuture(new Binding(e.replicaId, e.generation, written[0]));
+    if (written[0]) {
+      return CompletableFuture.completedFuture(new Binding(e.replicaId, e.generation, true));
+    }
+    SessionContext stored = e.context(now);
+    return CompletableFuture.completedFuture(new Binding(e.replicaId, e.generation, false,
+        stored != null && (turn == null || stored.writer() != turn.writer()) ? stored : null));
   }
 
   @Override
   public CompletionStage<Optional<Binding>> get(BindingKey key) {
     Entry e = cache.policy().getIfPresentQuietly(Objects.requireNonNull(key, "key"));
-    return CompletableFuture.completedFuture(
-        e == null ? Optional.empty() : Optional.of(new Binding(e.replicaId, e.generation, false)));
+    return CompletableFuture.completedFuture(e == null ? Optional.empty()
+        : Optional.of(new Binding(e.replicaId, e.generation, false, e.context(clock.millis()))));
   }
 
   /** Bindings stored now (approximate while expiries are pending). */
@@ -132,14 +170,50 @@ public final class InMemoryBindingStore implements BindingStore {
     final String replicaId;
     final long generation;
     final long ttlNanos;
-    /** The answer to a read of this entry, built once: reads allocate nothing. */
+    /** The answer to a read by the context's own writer, built once: such reads allocate nothing. */
     final CompletableFuture<Binding> asRead;
+    // The session's context: the last turn written, stamped on the store's clock; under the lock.
+    private SessionContext turn;
+    private long turnAtMillis;
 
     Entry(String replicaId, long generation, long ttlNanos) {
       this.replicaId = replicaId;
       this.generation = generation;
       this.ttlNanos = ttlNanos;
       this.asRead = CompletableFuture.completedFuture(new Binding(replicaId, generation, false));
+    }
+
+    synchronized Entry withTtl(long ttl) {
+      Entry e = new Entry(replicaId, generation, ttl);
+      e.turn = turn;
+      e.turnAtMillis = turnAtMillis;
+      return e;
+    }
+
+    /**
+     * Stores {@code next} (when given) as the context and answers the read: with the context
+     * before, unless it is absent or {@code next}'s writer wrote it.
+     */
+    CompletableFuture<Binding> read(SessionContext next, long now) {
+      SessionContext before;
+      long beforeAt;
+      synchronized (this) {
+        before = turn;
+        beforeAt = turnAtMillis;
+        if (next != null) {
+          turn = next;
+          turnAtMillis = now;
+        }
+      }
+      if (before == null || next != null && before.writer() == next.writer()) {
+        return asRead;
+      }
+      return CompletableFuture.completedFuture(new Binding(replicaId, generation, false,
+          before.aged(now - beforeAt)));
+    }
+
+    synchronized SessionContext context(long now) {
+      return turn == null ? null : turn.aged(now - turnAtMillis);
     }
   }
 

@@ -22,7 +22,9 @@ import java.util.function.BiConsumer;
  *   <li><b>Claim</b>: one {@code getOrClaim(key, candidate)}. A new session is bound to the
  *       candidate; racing gateways all get the one binding that won. The call slides the TTL.
  *   <li><b>Keep</b>: an existing binding's replica keeps the session while {@link RepinPolicy}
- *       says so.
+ *       says so. The claim also writes this turn's {@link io.affinityrouter.spi.SessionContext};
+ *       when another router routed the last one, its context credits the bound replica with what
+ *       that turn left cached there.
  *   <li><b>Repin</b>: otherwise {@code repin(key, generation, candidate)}, a compare-and-set on the
  *       generation. If another gateway moved the session first, this router adopts the newer
  *       binding, or repins again from it (at most three times), so a stale gateway never
@@ -52,6 +54,8 @@ final class Pinning {
   private record Degraded(String replicaId, long knownGeneration) {}
 
   private final StoreClient store;
+  private final long writer;
+  private final Score score;
   private final RepinPolicy policy;
   private final Limits limits;
   private final BlockHasher hasher;
@@ -63,9 +67,12 @@ final class Pinning {
   private final Step<Binding> afterClaim = this::afterClaim;
   private final BiConsumer<BindingKey, Binding> late = this::heard;
 
-  Pinning(StoreClient store, RepinPolicy policy, Limits limits, BlockHasher hasher, Decide decide,
-      Listeners listeners, long rememberedSessions, Duration bindingTtl, InstantSource clock) {
+  Pinning(StoreClient store, long writer, Score score, RepinPolicy policy, Limits limits,
+      BlockHasher hasher, Decide decide, Listeners listeners, long rememberedSessions,
+      Duration bindingTtl, InstantSource clock) {
     this.store = store;
+    this.writer = writer;
+    this.score = score;
     this.policy = policy;
     this.limits = limits;
     this.hasher = hasher;
@@ -99,11 +106,11 @@ final class Pinning {
     }
     if (admission == StoreGuard.Admission.PROBE) {
       RoutingDecision d = degraded(sel, false);
-      store.probe(sel.key, d.replica().id(), late);
+      store.probe(sel.key, d.replica().id(), sel.turn(writer), late);
       return sel.decided(d);
     }
-    return continueWith(sel, store.getOrClaim(sel.key, sel.states[sel.candidate].id(), late),
-        afterClaim);
+    return continueWith(sel, store.getOrClaim(sel.key, sel.states[sel.candidate].id(),
+        sel.turn(writer), late), afterClaim);
   }
 
   /**
@@ -128,7 +135,7 @@ final class Pinning {
         int i = s.indexOf(b.replicaId());
         if (i >= 0 && s.usable(i) && limits.admit(s, i)) {
           return s.decided(decide.session(s, i, RoutingReason.SESSION_AFFINITY, b.generation(),
-              true, false));
+              true));
         }
       }
       return s.decided(decide.notRouted(s));
@@ -161,24 +168,25 @@ final class Pinning {
 
   private Outcome afterBinding(Selection sel, Binding b, int attempt) {
     int c = sel.candidate;
-    // The index knows only what this router sent: when it did not send the session's last turn to
-    // its replica, a share of the prompt is assumed cached there.
     Known known = lastKnown.getIfPresent(sel.key);
-    boolean assume = !b.written() && (known == null || !b.replicaId().equals(known.replicaId()));
-    if (b.replicaId().equals(sel.states[c].id())) {
+    int bound = b.replicaId().equals(sel.states[c].id()) ? c : sel.indexOf(b.replicaId());
+    // The index knows only what this router sent; the binding says what another router sent last.
+    if (bound >= 0 && b.context() != null) {
+      score.credit(sel, bound, b.context());
+    }
+    if (bound == c) {
       RoutingReason reason = attempt > 0 ? RoutingReason.SESSION_ADOPTED
           : b.written() ? RoutingReason.SESSION_CLAIMED : RoutingReason.SESSION_AFFINITY;
       remember(sel.key, b, known);
-      return sel.decided(decide.session(sel, c, reason, b.generation(), !b.written(), assume));
+      return sel.decided(decide.session(sel, c, reason, b.generation(), !b.written()));
     }
-    int bound = sel.indexOf(b.replicaId());
-    RepinCause cause = policy.keep(sel, bound, assume);
+    RepinCause cause = policy.keep(sel, bound);
     if (cause == null) {
       sel.states[c].cancelAcquire(sel.requestTokens);
       RoutingReason reason = attempt > 0 ? RoutingReason.SESSION_ADOPTED
           : RoutingReason.SESSION_AFFINITY;
       remember(sel.key, b, known);
-      return sel.decided(decide.session(sel, bound, reason, b.generation(), true, assume));
+      return sel.decided(decide.session(sel, bound, reason, b.generation(), true));
     }
     return repin(sel, b, cause, attempt);
   }
@@ -204,7 +212,8 @@ final class Pinning {
       }
       return afterBinding(s, nb, attempt + 1);
     };
-    return continueWith(sel, store.repin(sel.key, old.generation(), target, late), step);
+    return continueWith(sel, store.repin(sel.key, old.generation(), target, sel.turn(writer),
+        late), step);
   }
 
   /** Remembers a binding the store confirmed, unless this router knows a newer one. */

@@ -22,26 +22,23 @@ final class RepinPolicy {
   private final AffinityBudget budget;
   private final Limits limits;
   private final double recomputeWeight;
-  private final double affinityCachedFraction;
   private final double repinSavingsMultiple;
   private final double repinSlackSeconds;
 
   RepinPolicy(CostModel costModel, AffinityBudget budget, Limits limits, double recomputeWeight,
-      double affinityCachedFraction, double repinSavingsMultiple, double repinSlackSeconds) {
+      double repinSavingsMultiple, double repinSlackSeconds) {
     this.costModel = costModel;
     this.budget = budget;
     this.limits = limits;
     this.recomputeWeight = recomputeWeight;
-    this.affinityCachedFraction = affinityCachedFraction;
     this.repinSavingsMultiple = repinSavingsMultiple;
     this.repinSlackSeconds = repinSlackSeconds;
   }
 
   /**
    * Null if replica {@code bound} keeps the session (and admitted the request), else why it cannot.
-   * {@code assume}: count at least the assumed cached share of the prompt as cached there.
    */
-  RepinCause keep(Selection sel, int bound, boolean assume) {
+  RepinCause keep(Selection sel, int bound) {
     if (bound < 0) {
       return RepinCause.REPLICA_GONE;
     }
@@ -57,8 +54,7 @@ final class RepinPolicy {
       default:
         break;
     }
-    long cached = assume ? Math.max(sel.cachedTokens(bound),
-        (long) (affinityCachedFraction * sel.promptTokens)) : sel.cachedTokens(bound);
+    long cached = sel.cachedTokens(bound);
     double boundPrefillSeconds =
         costModel.prefillSeconds(sel.promptTokens - cached, cached, sel.slowdown[bound]);
     double boundPrefill = recomputeWeight * boundPrefillSeconds;

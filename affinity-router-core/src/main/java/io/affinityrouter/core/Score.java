@@ -4,6 +4,7 @@ import io.affinityrouter.Replica;
 import io.affinityrouter.ReplicaLoad;
 import io.affinityrouter.RoutingRequest;
 import io.affinityrouter.spi.ReplicaScorer;
+import io.affinityrouter.spi.SessionContext;
 import java.time.InstantSource;
 import java.util.List;
 
@@ -127,14 +128,66 @@ final class Score {
    */
   private int residentDepth(long[] hashes, int depth, ReplicaLoad load, ReplicaState state,
       long now) {
-    double engineRate = state.engineWrittenTokensPerSecond(now);
-    double rate = engineRate > 0 ? engineRate : state.writtenTokensPerSecond(now);
-    double lifetime = state.cacheLifetimeSeconds(load.kvCapacityTokens(), rate);
+    double lifetime = lifetimeSeconds(load, state, now);
     if (Double.isNaN(lifetime) || Double.isInfinite(lifetime)) {
       return depth;
     }
     return index.freshDepth(hashes, depth, (long) Math.min(lifetime * 1000, Long.MAX_VALUE), now,
         state.ordinal());
+  }
+
+  /**
+   * How long a block written now stays in the replica's cache: by the engine's write counter when
+   * its load carries one, else by what this router sends there; NaN when the capacity is unknown.
+   */
+  static double lifetimeSeconds(ReplicaLoad load, ReplicaState state, long now) {
+    double engineRate = state.engineWrittenTokensPerSecond(now);
+    double rate = engineRate > 0 ? engineRate : state.writtenTokensPerSecond(now);
+    return state.cacheLifetimeSeconds(load.kvCapacityTokens(), rate);
+  }
+
+  /**
+   * Credits replica {@code i} with the session context another router left there (its binding's),
+   * when that is more than the prefix index knows, and recomputes the replica's terms: the prefill
+   * left, and the queue, whose KV-wait term needs room only for the tokens it lacks.
+   */
+  void credit(Selection sel, int i, SessionContext context) {
+    long now = clock.millis();
+    Replica r = sel.replicas.get(i);
+    ReplicaLoad load = r.load();
+    ReplicaState state = sel.states[i];
+    long tokens = contextCredit(sel.hashes, sel.blocks, sel.promptTokens, context,
+        lifetimeSeconds(load, state, now));
+    if (tokens <= sel.cachedTokens(i)) {
+      return;
+    }
+    sel.credited = i;
+    sel.creditedTokens = tokens;
+    int running = CostModel.running(load, state);
+    sel.queue[i] = costModel.queueSeconds(load, state, tracker, sel.requestTokens - tokens,
+        running, sel.slowdown[i], now);
+    sel.prefill[i] = costModel.prefillSeconds(sel.promptTokens - tokens, tokens, sel.slowdown[i]);
+    sel.cost[i] = sel.queue[i] + recomputeWeight * sel.prefill[i] - sel.plugin[i];
+  }
+
+  /**
+   * The prompt tokens a session context vouches for: none unless the prompt extends the context's
+   * prompt (its block {@code anchorBlocks - 1} has the anchor's chained hash, so every block before
+   * it matches too); then the context's prompt and output, at most the prompt, while the context is
+   * younger than the replica's cache lifetime ({@code lifetimeSeconds}; NaN or infinite: no
+   * ageing), none once older: the cache evicts the least recently used blocks first.
+   */
+  static long contextCredit(long[] hashes, int blocks, int promptTokens, SessionContext context,
+      double lifetimeSeconds) {
+    int anchor = context.anchorBlocks();
+    if (anchor == 0 || anchor > blocks || hashes[anchor - 1] != context.anchorHash()) {
+      return 0;
+    }
+    if (lifetimeSeconds >= 0 && lifetimeSeconds < Double.POSITIVE_INFINITY
+        && context.ageMillis() > lifetimeSeconds * 1000) {
+      return 0;
+    }
+    return Math.min(promptTokens, (long) context.promptTokens() + context.outputTokens());
   }
 
   private double pluginSeconds(RoutingRequest request, Replica r) {

@@ -4,6 +4,7 @@ import io.affinityrouter.Replica;
 import io.affinityrouter.RoutingDecision;
 import io.affinityrouter.RoutingRequest;
 import io.affinityrouter.spi.BindingKey;
+import io.affinityrouter.spi.SessionContext;
 import java.util.Arrays;
 import java.util.List;
 
@@ -47,6 +48,9 @@ final class Selection {
 
   BindingKey key;
   int candidate = -1;
+  /** The replica credited with a session context beyond what the index knows, or -1. */
+  int credited = -1;
+  long creditedTokens;
   boolean detached;
   private final Outcome.Decided decided = new Outcome.Decided();
 
@@ -74,6 +78,8 @@ final class Selection {
     this.cost = s.cost;
     this.key = null;
     this.candidate = -1;
+    this.credited = -1;
+    this.creditedTokens = 0;
     this.detached = false;
     return this;
   }
@@ -108,6 +114,8 @@ final class Selection {
     c.cost = Arrays.copyOf(cost, size);
     c.key = key;
     c.candidate = candidate;
+    c.credited = credited;
+    c.creditedTokens = creditedTokens;
     c.detached = true;
     return c;
   }
@@ -151,9 +159,19 @@ final class Selection {
     return -1;
   }
 
-  /** Tokens of the prompt cached on replica {@code i} as the index knows it. */
+  /**
+   * Tokens of the prompt cached on replica {@code i}: as the index knows it, or as the session's
+   * context credits it.
+   */
   long cachedTokens(int i) {
-    return Math.min(promptTokens, (long) matched[i] * tokensPerBlock);
+    long indexed = Math.min(promptTokens, (long) matched[i] * tokensPerBlock);
+    return i == credited ? Math.max(indexed, creditedTokens) : indexed;
+  }
+
+  /** The request as a session context for its binding: prompt, expected output, deepest block. */
+  SessionContext turn(long writer) {
+    return new SessionContext(writer, promptTokens, expectedOutput, blocks,
+        blocks == 0 ? 0 : hashes[blocks - 1]);
   }
 
   /** Per-thread arrays reused across decisions. */

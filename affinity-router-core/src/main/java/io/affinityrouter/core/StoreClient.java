@@ -3,6 +3,7 @@ package io.affinityrouter.core;
 import io.affinityrouter.spi.Binding;
 import io.affinityrouter.spi.BindingKey;
 import io.affinityrouter.spi.BindingStore;
+import io.affinityrouter.spi.SessionContext;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -37,10 +38,11 @@ final class StoreClient {
   }
 
   /** The session's binding, claimed for {@code replicaId} if it had none; late answers to {@code late}. */
-  CompletableFuture<Binding> getOrClaim(BindingKey key, String replicaId,
+  CompletableFuture<Binding> getOrClaim(BindingKey key, String replicaId, SessionContext turn,
       BiConsumer<BindingKey, Binding> late) {
     try {
-      return Bounded.within(store.getOrClaim(key, replicaId, bindingTtl), timeoutNanos, late, key);
+      return Bounded.within(store.getOrClaim(key, replicaId, bindingTtl, turn), timeoutNanos, late,
+          key);
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
@@ -48,10 +50,10 @@ final class StoreClient {
 
   /** A compare-and-set of the binding onto {@code replicaId}; late answers to {@code late}. */
   CompletableFuture<Binding> repin(BindingKey key, long generation, String replicaId,
-      BiConsumer<BindingKey, Binding> late) {
+      SessionContext turn, BiConsumer<BindingKey, Binding> late) {
     try {
-      return Bounded.within(store.repin(key, generation, replicaId, bindingTtl), timeoutNanos, late,
-          key);
+      return Bounded.within(store.repin(key, generation, replicaId, bindingTtl, turn), timeoutNanos,
+          late, key);
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
@@ -67,11 +69,12 @@ final class StoreClient {
   }
 
   /** A probe's claim in the background: it closes or reopens the breaker, its answer to {@code late}. */
-  void probe(BindingKey key, String replicaId, BiConsumer<BindingKey, Binding> late) {
+  void probe(BindingKey key, String replicaId, SessionContext turn,
+      BiConsumer<BindingKey, Binding> late) {
     CompletionStage<Binding> answer;
     try {
-      answer = Bounded.within(store.getOrClaim(key, replicaId, bindingTtl), timeoutNanos, late,
-          key);
+      answer = Bounded.within(store.getOrClaim(key, replicaId, bindingTtl, turn), timeoutNanos,
+          late, key);
     } catch (RuntimeException e) {
       answer = CompletableFuture.failedFuture(e);
     }

@@ -3,6 +3,7 @@ package io.affinityrouter.core;
 import io.affinityrouter.spi.Binding;
 import io.affinityrouter.spi.BindingKey;
 import io.affinityrouter.spi.BindingStore;
+import io.affinityrouter.spi.SessionContext;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -82,6 +83,18 @@ public final class FaultyBindingStore implements BindingStore {
   public CompletionStage<Binding> repin(BindingKey key, long expectedGeneration,
       String newReplicaId, Duration ttl) {
     return inject(delegate.repin(key, expectedGeneration, newReplicaId, ttl));
+  }
+
+  @Override
+  public CompletionStage<Binding> getOrClaim(BindingKey key, String candidate, Duration ttl,
+      SessionContext turn) {
+    return inject(delegate.getOrClaim(key, candidate, ttl, turn));
+  }
+
+  @Override
+  public CompletionStage<Binding> repin(BindingKey key, long expectedGeneration,
+      String newReplicaId, Duration ttl, SessionContext turn) {
+    return inject(delegate.repin(key, expectedGeneration, newReplicaId, ttl, turn));
   }
 
   @Override

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.affinityrouter.core.TestClock;
 import io.affinityrouter.spi.Binding;
 import io.affinityrouter.spi.BindingKey;
+import io.affinityrouter.spi.SessionContext;
 import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -18,6 +19,53 @@ class InMemoryBindingStoreTest {
 
   private Binding claim(String candidate) {
     return store.getOrClaim(key, candidate, ttl).toCompletableFuture().join();
+  }
+
+  private Binding claim(String candidate, SessionContext turn) {
+    return store.getOrClaim(key, candidate, ttl, turn).toCompletableFuture().join();
+  }
+
+  private static final SessionContext A = new SessionContext(1, 1000, 100, 62, 42);
+  private static final SessionContext B = new SessionContext(2, 2000, 50, 125, -42);
+
+  @Test
+  void eachClaimReturnsTheContextAnotherWriterLeftAgedOnTheStoresClock() {
+    assertThat(claim("r1", A).context()).isNull();
+    clock.advance(Duration.ofSeconds(3));
+    Binding byB = claim("r2", B);
+    assertThat(byB.replicaId()).isEqualTo("r1");
+    assertThat(byB.context()).isEqualTo(A.aged(3000));
+    assertThat(claim("r2", B).context()).isNull(); // B's own turn: B knows it
+    clock.advance(Duration.ofMillis(500));
+    assertThat(claim("r2", A).context()).isEqualTo(B.aged(500));
+    assertThat(store.get(key).toCompletableFuture().join().orElseThrow().context())
+        .isEqualTo(A.aged(0));
+    // A claim without a context leaves the stored one; a new TTL keeps it too.
+    assertThat(claim("r2").context()).isEqualTo(A.aged(0));
+    Binding longer = store.getOrClaim(key, "r2", ttl.multipliedBy(2), B)
+        .toCompletableFuture().join();
+    assertThat(longer.context()).isEqualTo(A.aged(0));
+    assertThat(claim("r2", A).context()).isEqualTo(B.aged(0));
+  }
+
+  @Test
+  void aRepinStoresItsTurnAndAStaleOneReturnsTheWinnersContext() {
+    Binding b = claim("r1", A);
+    Binding moved = store.repin(key, b.generation(), "r2", ttl, B).toCompletableFuture().join();
+    assertThat(moved.written()).isTrue();
+    assertThat(moved.context()).isNull();
+    Binding stale = store.repin(key, b.generation(), "r3", ttl, A).toCompletableFuture().join();
+    assertThat(stale.written()).isFalse();
+    assertThat(stale.context()).isEqualTo(B.aged(0));
+    assertThat(store.repin(key, b.generation(), "r3", ttl, B).toCompletableFuture().join()
+        .context()).isNull();
+  }
+
+  @Test
+  void aSameWriterReadAllocatesNoNewAnswer() {
+    claim("r1", A);
+    Binding first = claim("r1", A);
+    assertThat(claim("r1", A)).isSameAs(first);
   }
 
   @Test

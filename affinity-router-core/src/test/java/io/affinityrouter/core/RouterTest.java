@@ -320,28 +320,36 @@ class RouterTest {
   }
 
   @Test
-  void aCachedShareIsAssumedOnlyWhenAnotherGatewayRoutedTheLastTurn() {
+  void theContextAnotherGatewayLeftIsCreditedWhenThePromptExtendsIt() {
     InMemoryBindingStore store = InMemoryBindingStore.builder().clock(clock).build();
     Router g1 = AffinityRouter.builder().clock(clock).bindingStore(store).build();
     Router g2 = AffinityRouter.builder().clock(clock).bindingStore(store).build();
     List<Replica> fleet = replicas(4);
     int[] context = tokens(4, 1024);
-    g1.select(session("s", context), fleet).lease().close();
-    // g2 never saw the session: its index knows nothing, so it assumes half the prompt is cached.
-    context = concat(context, tokens(5, 9216));
-    RoutingDecision viaOther = g2.select(session("s", context), fleet);
+    g1.select(withOutput(session("s", context), 128), fleet).lease().close();
+    // g2 never saw the session: the binding says g1 sent 1,024 prompt + 128 output tokens there.
+    context = concat(concat(context, tokens(8, 128)), tokens(5, 9088));
+    RoutingDecision viaOther = g2.select(withOutput(session("s", context), 128), fleet);
     viaOther.lease().close();
-    assertThat(viaOther.scores().cachedFraction()).isEqualTo(0.5);
-    // g2 routed that turn itself: its index now knows the 10k tokens, and only those count.
+    assertThat(viaOther.reason()).isEqualTo(RoutingReason.SESSION_AFFINITY);
+    assertThat(viaOther.scores().cachedFraction()).isEqualTo(1152 / 10_240.0);
+    // g2 routed that turn itself: its own index knows the 10k tokens, the binding adds nothing.
     context = concat(context, tokens(6, 10_240));
     RoutingDecision known = g2.select(session("s", context), fleet);
     known.lease().close();
     assertThat(known.replica()).isEqualTo(viaOther.replica());
-    assertThat(known.scores().cachedFraction()).isCloseTo(0.5, org.assertj.core.api.Assertions.within(0.01));
-    context = concat(context, tokens(7, 61_440));
-    RoutingDecision longTurn = g2.select(session("s", context), fleet);
-    assertThat(longTurn.scores().cachedFraction()) // 20k of 82k known cached, not an assumed half
-        .isCloseTo(20_480 / 81_920.0, org.assertj.core.api.Assertions.within(0.01));
+    assertThat(known.scores().cachedFraction()).isEqualTo(0.5);
+    // A prompt that does not extend the last one (the same session id, another conversation)
+    // gets no credit from g2's context on g1, whose index has never seen it.
+    RoutingDecision unrelated = g1.select(session("s", tokens(9, 4096)), fleet);
+    unrelated.lease().close();
+    assertThat(unrelated.replica()).isEqualTo(viaOther.replica());
+    assertThat(unrelated.scores().cachedFraction()).isZero();
+  }
+
+  private static RoutingRequest withOutput(RoutingRequest r, int output) {
+    return RoutingRequest.builder().sessionId(r.sessionId().orElseThrow())
+        .promptTokens(r.promptTokens()).expectedOutputTokens(output).build();
   }
 
   @Test

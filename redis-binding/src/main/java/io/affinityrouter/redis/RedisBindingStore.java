@@ -3,6 +3,7 @@ package io.affinityrouter.redis;
 import io.affinityrouter.spi.Binding;
 import io.affinityrouter.spi.BindingKey;
 import io.affinityrouter.spi.BindingStore;
+import io.affinityrouter.spi.SessionContext;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
@@ -24,6 +25,11 @@ import org.jspecify.annotations.Nullable;
  * <ul>
  *   <li>{@link #getOrClaim} is one {@code EVALSHA}: it returns the stored binding and slides its TTL
  *       ({@code PEXPIRE}), or claims the key for the candidate. Racing gateways all get the winner.
+ *   <li>With a {@link SessionContext}, the same command stores the routed turn's context in the
+ *       binding's value (stamped with the server's time) and returns the one before with its age on
+ *       the server's clock. Values written without one (by earlier releases too) still read.
+ *       Gateways of earlier releases read values with a context as corrupt: upgrade every gateway
+ *       of a fleet before any of them routes.
  *   <li>{@link #repin} is one {@code EVALSHA}: a compare-and-set on the generation that returns the
  *       stored binding either way, so a gateway with a stale view adopts the newer binding. When it
  *       writes, the script publishes an invalidation for the gateways' local caches.
@@ -54,6 +60,9 @@ import org.jspecify.annotations.Nullable;
 public final class RedisBindingStore implements BindingStore {
 
   private static final Pattern VALUE = Pattern.compile("ar1\\|([1-9][0-9]{0,15})\\|(.+)", Pattern.DOTALL);
+  private static final Pattern VALUE_WITH_CONTEXT = Pattern.compile(
+      "ar2\\|([1-9][0-9]{0,15})\\|(-?[0-9]+)\\|([0-9]+)\\|([0-9]+)\\|([0-9]+)\\|(-?[0-9]+)\\|([0-9]+)\\|(.+)",
+      Pattern.DOTALL);
 
   private final RedisConnections connections;
   private final BindingKeyFormat keys;
@@ -107,6 +116,21 @@ public final class RedisBindingStore implements BindingStore {
   @Override
   public CompletionStage<Binding> getOrClaim(BindingKey key, String candidateReplicaId,
       Duration ttl) {
+    return lookupOrClaim(key, candidateReplicaId, ttl, null);
+  }
+
+  /**
+   * {@inheritDoc} With the local cache, a hit answers without the context (null) and the context
+   * reaches Redis with the entry's next background refresh.
+   */
+  @Override
+  public CompletionStage<Binding> getOrClaim(BindingKey key, String candidateReplicaId,
+      Duration ttl, SessionContext turn) {
+    return lookupOrClaim(key, candidateReplicaId, ttl, Objects.requireNonNull(turn, "turn"));
+  }
+
+  private CompletionStage<Binding> lookupOrClaim(BindingKey key, String candidateReplicaId,
+      Duration ttl, @Nullable SessionContext turn) {
     Objects.requireNonNull(key, "key");
     checkReplicaId("candidateReplicaId", candidateReplicaId);
     long ttlMillis = ttlMillis(ttl);
@@ -122,7 +146,7 @@ public final class RedisBindingStore implements BindingStore {
           // ahead of the requests that need an answer; a skipped refresh happens on a later hit.
           counters.cacheRefreshes.increment();
           refreshesInFlight.incrementAndGet();
-          claim(redisKey, hit.replicaId, ttlMillis).whenComplete((b, e) -> {
+          claim(redisKey, hit.replicaId, ttlMillis, turn).whenComplete((b, e) -> {
             refreshesInFlight.decrementAndGet();
             hit.refreshing.set(false);
           });
@@ -131,11 +155,13 @@ public final class RedisBindingStore implements BindingStore {
       }
       counters.cacheMisses.increment();
     }
-    return claim(redisKey, candidateReplicaId, ttlMillis);
+    return claim(redisKey, candidateReplicaId, ttlMillis, turn);
   }
 
-  private CompletionStage<Binding> claim(String redisKey, String candidate, long ttlMillis) {
-    return guarded(() -> scripts.claim(connections.scripting, redisKey, candidate, ttlMillis, channel))
+  private CompletionStage<Binding> claim(String redisKey, String candidate, long ttlMillis,
+      @Nullable SessionContext turn) {
+    return guarded(() -> scripts.claim(connections.scripting, redisKey, candidate, ttlMillis,
+        channel, turn))
         .thenApply(reply -> {
           (reply.written() ? counters.claims : counters.adopted).increment();
           return remember(redisKey, reply);
@@ -145,6 +171,17 @@ public final class RedisBindingStore implements BindingStore {
   @Override
   public CompletionStage<Binding> repin(BindingKey key, long expectedGeneration,
       String newReplicaId, Duration ttl) {
+    return move(key, expectedGeneration, newReplicaId, ttl, null);
+  }
+
+  @Override
+  public CompletionStage<Binding> repin(BindingKey key, long expectedGeneration,
+      String newReplicaId, Duration ttl, SessionContext turn) {
+    return move(key, expectedGeneration, newReplicaId, ttl, Objects.requireNonNull(turn, "turn"));
+  }
+
+  private CompletionStage<Binding> move(BindingKey key, long expectedGeneration,
+      String newReplicaId, Duration ttl, @Nullable SessionContext turn) {
     Objects.requireNonNull(key, "key");
     checkReplicaId("newReplicaId", newReplicaId);
     if (expectedGeneration <= 0) {
@@ -154,7 +191,7 @@ public final class RedisBindingStore implements BindingStore {
     long ttlMillis = ttlMillis(ttl);
     String redisKey = keys.redisKey(key);
     return guarded(() -> scripts.repin(connections.scripting, redisKey, expectedGeneration,
-        newReplicaId, ttlMillis, channel))
+        newReplicaId, ttlMillis, channel, turn))
         .thenApply(reply -> {
           (reply.written() ? counters.repinsApplied : counters.repinsStale).increment();
           return remember(redisKey, reply);
@@ -183,6 +220,12 @@ public final class RedisBindingStore implements BindingStore {
     if (value == null) {
       return Optional.empty();
     }
+    Matcher c = VALUE_WITH_CONTEXT.matcher(value);
+    if (c.matches()) { // aged by this process's clock: a plain GET does not read the server's
+      SessionContext context = BindingScripts.context(java.util.List.of(c.group(2), c.group(3),
+          c.group(4), c.group(5), c.group(6), c.group(7)), 0, System.currentTimeMillis());
+      return Optional.of(new Binding(c.group(8), Long.parseLong(c.group(1)), false, context));
+    }
     Matcher m = VALUE.matcher(value);
     if (!m.matches()) {
       counters.corruptValues.increment();
@@ -199,7 +242,7 @@ public final class RedisBindingStore implements BindingStore {
     if (local != null) {
       local.store(redisKey, reply.replicaId(), reply.generation());
     }
-    return new Binding(reply.replicaId(), reply.generation(), reply.written());
+    return new Binding(reply.replicaId(), reply.generation(), reply.written(), reply.context());
   }
 
   /** Runs a Lettuce call so that nothing it throws escapes: failures complete the stage. */

@@ -3,6 +3,7 @@ package io.affinityrouter.redis.testing;
 import io.affinityrouter.spi.Binding;
 import io.affinityrouter.spi.BindingKey;
 import io.affinityrouter.spi.BindingStore;
+import io.affinityrouter.spi.SessionContext;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
@@ -61,6 +62,18 @@ public final class TimedBindingStore implements BindingStore {
   public CompletionStage<Binding> repin(BindingKey key, long expectedGeneration, String newReplicaId,
       Duration ttl) {
     return timed(() -> delegate.repin(key, expectedGeneration, newReplicaId, ttl));
+  }
+
+  @Override
+  public CompletionStage<Binding> getOrClaim(BindingKey key, String candidateReplicaId,
+      Duration ttl, SessionContext turn) {
+    return timed(() -> delegate.getOrClaim(key, candidateReplicaId, ttl, turn));
+  }
+
+  @Override
+  public CompletionStage<Binding> repin(BindingKey key, long expectedGeneration,
+      String newReplicaId, Duration ttl, SessionContext turn) {
+    return timed(() -> delegate.repin(key, expectedGeneration, newReplicaId, ttl, turn));
   }
 
   @Override

@@ -3,6 +3,7 @@ package io.affinityrouter.examples.micrometer;
 import io.affinityrouter.spi.Binding;
 import io.affinityrouter.spi.BindingKey;
 import io.affinityrouter.spi.BindingStore;
+import io.affinityrouter.spi.SessionContext;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
@@ -71,6 +72,19 @@ public final class TimedBindingStore implements BindingStore {
   public CompletionStage<Binding> repin(BindingKey key, long expectedGeneration,
       String newReplicaId, Duration ttl) {
     return timed(1, store.repin(key, expectedGeneration, newReplicaId, ttl), System.nanoTime());
+  }
+
+  @Override
+  public CompletionStage<Binding> getOrClaim(BindingKey key, String candidateReplicaId,
+      Duration ttl, SessionContext turn) {
+    return timed(0, store.getOrClaim(key, candidateReplicaId, ttl, turn), System.nanoTime());
+  }
+
+  @Override
+  public CompletionStage<Binding> repin(BindingKey key, long expectedGeneration,
+      String newReplicaId, Duration ttl, SessionContext turn) {
+    return timed(1, store.repin(key, expectedGeneration, newReplicaId, ttl, turn),
+        System.nanoTime());
   }
 
   @Override
