@@ -154,7 +154,8 @@ public final class Simulator {
   public static SimulationConfig config(SimulatorOptions o, Workload w, EngineConfig engine) {
     return new SimulationConfig(o.replicas(), readyReplicas(o), o.gateways(),
         o.scrapeMillis() * 1_000_000L, SimulationConfig.DEFAULT_RETRY_NANOS, engine,
-        events(o, w), o.seed()).withAsleep(asleepReplicas(o), SimulationConfig.DEFAULT_WAKE_NANOS);
+        events(o, w), o.seed()).withAsleep(asleepReplicas(o), SimulationConfig.DEFAULT_WAKE_NANOS)
+        .withFront(o.front());
   }
 
   private static List<FleetEvent> events(SimulatorOptions o, Workload w) {

@@ -1,9 +1,11 @@
 package io.affinityrouter.examples.simulator;
 
+import io.affinityrouter.examples.simulator.engine.SimulationConfig;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 
 /**
  * The simulator's command-line options ({@code --name value} pairs), with their defaults.
@@ -47,12 +49,15 @@ import java.util.List;
  * @param spreadTies whether a trace's requests that share a timestamp arrive spread uniformly over
  *     the trace's tick (default; {@code --no-spread} keeps them simultaneous; see
  *     {@code Workload.spreadTies})
+ * @param front how the load balancer in front of several gateways picks a request's gateway
+ *     ({@code --front request}, the default: by request id; {@code --front session}: by session
+ *     id, so a session's turns all reach one gateway)
  */
 public record SimulatorOptions(List<String> workloads, List<String> strategies, String scenario,
     Path traces, int replicas, int gateways, double load, int limit, int agentSessions,
     long scrapeMillis, long kvBlocks, long seed, String variants, Path out, List<Long> seeds,
     double rate, List<Path> traceFiles, boolean capacity, double sloP90Millis, int threads,
-    boolean spreadTies) {
+    boolean spreadTies, SimulationConfig.Front front) {
 
   /** Seeds of a capacity run unless {@code --seeds} says otherwise: {@value}. */
   public static final int CAPACITY_SEEDS = 3;
@@ -125,7 +130,7 @@ public record SimulatorOptions(List<String> workloads, List<String> strategies, 
   public SimulatorOptions withSeed(long seed) {
     return new SimulatorOptions(workloads, strategies, scenario, traces, replicas, gateways, load,
         limit, agentSessions, scrapeMillis, kvBlocks, seed, variants, out, List.of(seed), rate,
-        traceFiles, capacity, sloP90Millis, threads, spreadTies);
+        traceFiles, capacity, sloP90Millis, threads, spreadTies, front);
   }
 
   /**
@@ -159,6 +164,7 @@ public record SimulatorOptions(List<String> workloads, List<String> strategies, 
     boolean workloadsGiven = false;
     double slo = 0;
     int threads = Runtime.getRuntime().availableProcessors();
+    SimulationConfig.Front front = SimulationConfig.Front.REQUEST;
     List<String> tokens = new ArrayList<>();
     for (String a : args) {
       tokens.addAll(Arrays.asList(a.trim().split("\\s+")));
@@ -206,10 +212,11 @@ public record SimulatorOptions(List<String> workloads, List<String> strategies, 
         case "--seeds" -> seedsArg = v;
         case "--variants" -> variants = v;
         case "--out" -> out = Path.of(v);
+        case "--front" -> front = parseFront(v);
         default -> throw new IllegalArgumentException(name + ": unknown option (expected: one of "
             + "--workloads --strategies --scenario --traces --replicas --gateways --load --limit "
             + "--agent-sessions --scrape-ms --kv-blocks --seed --seeds --variants --out --rate "
-            + "--trace --capacity --slo-p90-ms --threads --no-spread)");
+            + "--trace --capacity --slo-p90-ms --threads --no-spread --front)");
       }
     }
     if (!List.of("steady", "scale-out", "replica-lost", "asleep").contains(scenario)) {
@@ -238,7 +245,16 @@ public record SimulatorOptions(List<String> workloads, List<String> strategies, 
     }
     return new SimulatorOptions(workloads, strategies, scenario, traces, replicas, gateways, load,
         limit, agentSessions, scrapeMillis, kvBlocks, seed, variants, out, seeds, rate, traceFiles,
-        capacity, slo, threads, spreadTies);
+        capacity, slo, threads, spreadTies, front);
+  }
+
+  private static SimulationConfig.Front parseFront(String v) {
+    for (SimulationConfig.Front f : SimulationConfig.Front.values()) {
+      if (f.label().equals(v.toLowerCase(Locale.ROOT))) {
+        return f;
+      }
+    }
+    throw new IllegalArgumentException("--front: " + v + " (expected: request or session)");
   }
 
   private static long parseSeed(String name, String v) {

@@ -3,7 +3,11 @@ package io.affinityrouter.examples.simulator;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.affinityrouter.examples.simulator.engine.SimulationConfig;
+import io.affinityrouter.examples.simulator.fleet.EngineConfig;
 import io.affinityrouter.examples.simulator.strategy.StrategyRegistry;
+import io.affinityrouter.examples.simulator.workload.AgentSessionGenerator;
+import io.affinityrouter.examples.simulator.workload.Workload;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -27,6 +31,34 @@ class SimulatorOptionsTest {
     assertThat(Simulator.registry(SimulatorOptions.parse(new String[0])).all())
         .extracting(StrategyRegistry.Entry::name)
         .contains("affinity-router").doesNotContain("affinity-router-exch");
+  }
+
+  @Test
+  void theFrontDoorSpreadsRequestsByDefaultOrHashesSessions() {
+    assertThat(SimulatorOptions.parse(new String[0]).front())
+        .isEqualTo(SimulationConfig.Front.REQUEST);
+    SimulatorOptions o = SimulatorOptions.parse(new String[] {"--gateways", "4", "--front",
+        "session", "--seeds", "1-3"});
+    assertThat(o.front()).isEqualTo(SimulationConfig.Front.SESSION);
+    assertThat(o.withSeed(2).front()).isEqualTo(SimulationConfig.Front.SESSION);
+    // every run's fleet, capacity mode's too, is built by Simulator.config
+    Workload w = AgentSessionGenerator.generate(
+        AgentSessionGenerator.Config.defaults(1).withSessions(2), "agents");
+    SimulationConfig c = Simulator.config(o.withSeed(2), w, EngineConfig.defaults());
+    assertThat(c.front()).isEqualTo(SimulationConfig.Front.SESSION);
+    assertThat(c.gateways()).isEqualTo(4);
+    assertThat(c.withEngine(EngineConfig.defaults()).front())
+        .isEqualTo(SimulationConfig.Front.SESSION);
+    assertThat(SimulationConfig.steady(2, 2, 1).front()).isEqualTo(SimulationConfig.Front.REQUEST);
+    assertThat(SimulatorOptions.parse(new String[] {"--front", "request"}).front())
+        .isEqualTo(SimulationConfig.Front.REQUEST);
+    assertThatThrownBy(() -> SimulatorOptions.parse(new String[] {"--front", "x"}))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("--front: x (expected: request or session)");
+    assertThatThrownBy(() -> SimulatorOptions.parse(new String[] {"--front"}))
+        .hasMessage("--front: no value (expected: --name value)");
+    assertThatThrownBy(() -> SimulatorOptions.parse(new String[] {"--fronts", "session"}))
+        .hasMessageContaining("--front)");
   }
 
   @Test

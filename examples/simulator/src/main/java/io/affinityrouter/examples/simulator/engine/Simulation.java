@@ -35,8 +35,9 @@ import org.jspecify.annotations.Nullable;
  * workload, the configuration and the seed.
  *
  * <p>Each gateway receives a request by a hash of the seed and the request id (a load balancer in
- * front of the gateways), so a session's turns may reach different gateways. Not thread-safe: one
- * instance per run, run once.
+ * front of the gateways), so a session's turns may reach different gateways; with
+ * {@link SimulationConfig.Front#SESSION} by a hash of the seed and the session id instead, so they
+ * all reach one. Not thread-safe: one instance per run, run once.
  */
 public final class Simulation implements ReplicaEngine.Listener {
   private static final int ARRIVAL = 0;
@@ -249,6 +250,10 @@ public final class Simulation implements ReplicaEngine.Listener {
   }
 
   private int gatewayFor(SimRequest r) {
+    if (config.front() == SimulationConfig.Front.SESSION && r.session() != null) {
+      long h = SegmentKeys.mix(config.seed() ^ SegmentKeys.mix(r.session().hashCode()));
+      return (int) Long.remainderUnsigned(h, config.gateways());
+    }
     return (int) Long.remainderUnsigned(SegmentKeys.mix(config.seed() ^ (r.id() * 0x9E37L)),
         config.gateways());
   }

@@ -2,6 +2,7 @@ package io.affinityrouter.examples.simulator.engine;
 
 import io.affinityrouter.examples.simulator.fleet.EngineConfig;
 import java.util.List;
+import java.util.Locale;
 
 /**
  * The fleet and gateways of a run.
@@ -19,10 +20,29 @@ import java.util.List;
  *     (default 0)
  * @param wakeNanos how long a replica takes to wake its model when a request reaches it asleep
  *     (default {@link #DEFAULT_WAKE_NANOS})
+ * @param front how the load balancer in front of the gateways picks a request's gateway (default
+ *     {@link Front#REQUEST})
  */
 public record SimulationConfig(int replicas, int initiallyReady, int gateways,
     long scrapeIntervalNanos, long retryNanos, EngineConfig engine, List<FleetEvent> events,
-    long seed, int asleep, long wakeNanos) {
+    long seed, int asleep, long wakeNanos, Front front) {
+
+  /** How the load balancer in front of the gateways spreads requests over them. */
+  public enum Front {
+    /** By a hash of the seed and the request id: a session's turns may reach any gateway. */
+    REQUEST,
+    /**
+     * By a hash of the seed and the session id (a load balancer hashing the session header): every
+     * turn of a session reaches the same gateway; a request without a session falls back to
+     * {@link #REQUEST}'s hash.
+     */
+    SESSION;
+
+    /** The lower-case name the command line takes ({@code request}, {@code session}). */
+    public String label() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+  }
 
   /** Default scrape interval: 100 ms (gateways scrape engine metrics every 50–100 ms). */
   public static final long DEFAULT_SCRAPE_NANOS = 100_000_000L;
@@ -35,17 +55,25 @@ public record SimulationConfig(int replicas, int initiallyReady, int gateways,
    */
   public static final long DEFAULT_WAKE_NANOS = 5_000_000_000L;
 
-  /** A configuration without sleeping replicas. */
+  /** A configuration without sleeping replicas, requests spread over gateways one by one. */
   public SimulationConfig(int replicas, int initiallyReady, int gateways, long scrapeIntervalNanos,
       long retryNanos, EngineConfig engine, List<FleetEvent> events, long seed) {
     this(replicas, initiallyReady, gateways, scrapeIntervalNanos, retryNanos, engine, events, seed,
         0, DEFAULT_WAKE_NANOS);
   }
 
+  /** A configuration whose requests are spread over gateways one by one ({@link Front#REQUEST}). */
+  public SimulationConfig(int replicas, int initiallyReady, int gateways, long scrapeIntervalNanos,
+      long retryNanos, EngineConfig engine, List<FleetEvent> events, long seed, int asleep,
+      long wakeNanos) {
+    this(replicas, initiallyReady, gateways, scrapeIntervalNanos, retryNanos, engine, events, seed,
+        asleep, wakeNanos, Front.REQUEST);
+  }
+
   /**
    * Validates the configuration.
    *
-   * @throws IllegalArgumentException on non-positive counts or intervals
+   * @throws IllegalArgumentException on non-positive counts or intervals, or a null front
    */
   public SimulationConfig {
     if (replicas <= 0) {
@@ -72,6 +100,9 @@ public record SimulationConfig(int replicas, int initiallyReady, int gateways,
     if (wakeNanos < 0) {
       throw new IllegalArgumentException("wakeNanos: " + wakeNanos + " (expected: >= 0)");
     }
+    if (front == null) {
+      throw new IllegalArgumentException("front: null (expected: REQUEST or SESSION)");
+    }
     events = List.copyOf(events);
   }
 
@@ -84,12 +115,18 @@ public record SimulationConfig(int replicas, int initiallyReady, int gateways,
   /** Returns a copy with another engine configuration. */
   public SimulationConfig withEngine(EngineConfig e) {
     return new SimulationConfig(replicas, initiallyReady, gateways, scrapeIntervalNanos,
-        retryNanos, e, events, seed, asleep, wakeNanos);
+        retryNanos, e, events, seed, asleep, wakeNanos, front);
   }
 
   /** Returns a copy whose last {@code count} initially ready replicas start with the model asleep. */
   public SimulationConfig withAsleep(int count, long wake) {
     return new SimulationConfig(replicas, initiallyReady, gateways, scrapeIntervalNanos,
-        retryNanos, engine, events, seed, count, wake);
+        retryNanos, engine, events, seed, count, wake, front);
+  }
+
+  /** Returns a copy whose load balancer picks gateways by {@code f}. */
+  public SimulationConfig withFront(Front f) {
+    return new SimulationConfig(replicas, initiallyReady, gateways, scrapeIntervalNanos,
+        retryNanos, engine, events, seed, asleep, wakeNanos, f);
   }
 }

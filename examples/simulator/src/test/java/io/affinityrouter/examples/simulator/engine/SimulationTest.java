@@ -11,7 +11,11 @@ import io.affinityrouter.examples.simulator.workload.AgentSessionGenerator;
 import io.affinityrouter.examples.simulator.workload.MooncakeTraceReader;
 import io.affinityrouter.examples.simulator.workload.Traces;
 import io.affinityrouter.examples.simulator.workload.Workload;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
 
 class SimulationTest {
@@ -128,6 +132,38 @@ class SimulationTest {
     // so the sweep carries the rate for one and not for the other
     assertThat(CapacitySweep.stress(spread, 300)).isLessThanOrEqualTo(1);
     assertThat(CapacitySweep.stress(skewed, 300)).isGreaterThan(1);
+  }
+
+  /** Each session's gateways (the strategy instance that routed its turns) under {@code front}. */
+  private static Map<String, Set<Integer>> gatewaysBySession(Workload w,
+      SimulationConfig.Front front) {
+    Map<String, Set<Integer>> seen = new HashMap<>();
+    StrategyRegistry.Entry recording = new StrategyRegistry.Entry("recording",
+        "records its gateway", (c, g) -> (request, fleet) -> {
+          seen.computeIfAbsent(request.session(), k -> new TreeSet<>()).add(g);
+          return Route.of(Math.floorMod(request.session().hashCode(), REPLICAS), "recording");
+        }, false);
+    RunResult r = Simulation.run(w, recording,
+        SimulationConfig.steady(REPLICAS, 4, 3).withFront(front), line -> { });
+    assertThat(r.completed()).isEqualTo(w.size());
+    return seen;
+  }
+
+  @Test
+  void aSessionFrontDoorSendsEveryTurnOfASessionThroughOneGateway() {
+    Workload w = agents(40);
+    Map<String, Set<Integer>> bySession = gatewaysBySession(w, SimulationConfig.Front.SESSION);
+    assertThat(bySession).hasSize(40);
+    Set<Integer> used = new TreeSet<>();
+    for (Map.Entry<String, Set<Integer>> e : bySession.entrySet()) {
+      assertThat(e.getValue()).as(e.getKey()).hasSize(1);
+      used.addAll(e.getValue());
+    }
+    assertThat(used).as("sessions spread over the gateways").containsExactly(0, 1, 2, 3);
+    // by request id, a session of 4-16 turns reaches several gateways
+    Map<String, Set<Integer>> byRequest = gatewaysBySession(w, SimulationConfig.Front.REQUEST);
+    assertThat(byRequest.values().stream().filter(g -> g.size() > 1).count())
+        .isGreaterThan(30);
   }
 
   @Test
