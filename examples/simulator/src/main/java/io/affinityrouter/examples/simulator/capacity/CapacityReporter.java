@@ -104,9 +104,11 @@ public final class CapacityReporter {
       double ref = w.referenceCapacity();
       double slo = w.sloMillis();
       CapacityRun.StrategyCapacity first = w.strategies().get(0);
+      String front = first.pastCapacity().frontDoor();
       b.append(String.format(Locale.ROOT, "== %s: p90 TTFT SLO %.0f ms; %d seeds; best peer %s "
-          + "%.2f req/s; past capacity = %.2f and %.2f req/s ==%n", w.workload(), slo,
-          first.seeds().size(), w.bestPeer(), best, first.pastRate(), first.farPastRate()));
+          + "%.2f req/s; past capacity = %.2f and %.2f req/s%s ==%n", w.workload(), slo,
+          first.seeds().size(), w.bestPeer(), best, first.pastRate(), first.farPastRate(),
+          front.isEmpty() ? "" : "; " + front));
       b.append(String.format(Locale.ROOT, "%-24s %8s %7s %7s %6s %7s %7s %6s %7s %7s %8s %7s"
           + " %7s %8s %7s%n", "strategy", "capacity", "min", "vsPeer", "vsRef", "hit@cap",
           "srv/ide", "sesSLO", "gp@cap", "gp@1.5x", "p90@1.5x", "hit@1.5", "gp@2x", "p90@2x",

@@ -39,6 +39,8 @@ import org.HdrHistogram.Histogram;
  * @param sessionP90Micros each session's own p90 TTFT, µs, sorted (a request without a session is
  *     a session of one)
  * @param heldRequests requests a gateway held in its queue (flow control) at least once
+ * @param gateways gateways in front of the fleet, each with its own strategy instance
+ * @param front how the load balancer before the gateways picked a request's gateway
  */
 public record RunResult(String strategy, String workload, int requests, int completed,
     int dropped, long notRouted, long failedOver, long inputTokens, long cachedTokens,
@@ -46,7 +48,7 @@ public record RunResult(String strategy, String workload, int requests, int comp
     Histogram ttftFloorMicros, Histogram e2eMicros, long makespanNanos, long[] busyNanos,
     Map<String, Long> moves, long repins, List<int[]> loadSeries, long sampleNanos, long wakes,
     long preemptions, double idealRequestsPerSecond, long[] sessionP90Micros,
-    long heldRequests) {
+    long heldRequests, int gateways, SimulationConfig.Front front) {
 
   /**
    * The served rate over the ideal one: 1 when no request waited beyond its TTFT floor and every
@@ -86,6 +88,14 @@ public record RunResult(String strategy, String workload, int requests, int comp
       }
     }
     return (double) lo / sessionP90Micros.length;
+  }
+
+  /**
+   * The gateways and the front door for a report's title, e.g. {@code 4 gateways, front door by
+   * session}; empty with one gateway, where the front door picks nothing.
+   */
+  public String frontDoor() {
+    return gateways <= 1 ? "" : gateways + " gateways, front door by " + front.label();
   }
 
   /** Requests that never completed (dropped, or still waiting when the run ended). */

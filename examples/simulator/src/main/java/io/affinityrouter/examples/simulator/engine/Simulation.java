@@ -246,7 +246,7 @@ public final class Simulation implements ReplicaEngine.Listener {
         Math.max(0, lastCompletion - firstArrival), busy,
         Collections.unmodifiableMap(new TreeMap<>(moves)), repins,
         List.copyOf(loadSeries), scrapeNanos, wakes, preemptions,
-        idealRequestsPerSecond(), sessionP90s(), heldRequests);
+        idealRequestsPerSecond(), sessionP90s(), heldRequests, config.gateways(), config.front());
   }
 
   private int gatewayFor(SimRequest r) {

@@ -21,9 +21,10 @@ public final class TableReporter {
             Collectors.toList()));
     for (Map.Entry<String, List<RunResult>> w : byWorkload.entrySet()) {
       RunResult first = w.getValue().get(0);
+      String front = first.frontDoor().isEmpty() ? "" : "; " + first.frontDoor();
       b.append(String.format(Locale.ROOT, "%n== %s: %d requests, infinite-cache bound %.1f%% "
-          + "of prompt tokens, TTFT p99 floor %.0f ms ==%n", w.getKey(), first.requests(),
-          100 * first.boundRate(), first.ttftFloorMillis(99)));
+          + "of prompt tokens, TTFT p99 floor %.0f ms%s ==%n", w.getKey(), first.requests(),
+          100 * first.boundRate(), first.ttftFloorMillis(99), front));
       b.append(String.format(Locale.ROOT,
           "%-22s %6s %6s %9s %9s %9s %7s %7s %7s %8s %6s %6s %8s %5s %7s %s%n",
           "strategy", "hit%", "ofBnd", "TTFTp50ms", "TTFTp90ms", "TTFTp99ms", "E2Ep50s",

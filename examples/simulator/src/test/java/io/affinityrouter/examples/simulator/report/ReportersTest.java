@@ -40,6 +40,18 @@ class ReportersTest {
   }
 
   @Test
+  void tableTitlesNameTheFrontDoorOfSeveralGateways() {
+    assertThat(TableReporter.format(RESULTS)).doesNotContain("front door");
+    Workload w = AgentSessionGenerator.generate(
+        AgentSessionGenerator.Config.defaults(1).withSessions(10), "agents");
+    StrategyRegistry.Entry e = StrategyRegistry.standard().select(List.of("least-request")).get(0);
+    RunResult r = Simulation.run(w, e, SimulationConfig.steady(3, 2, 1)
+        .withFront(SimulationConfig.Front.SESSION), line -> { });
+    assertThat(TableReporter.format(List.of(r)))
+        .containsPattern("== agents: .*; 2 gateways, front door by session ==");
+  }
+
+  @Test
   void csvHasAHeaderAndOneParsableRowPerRun(@TempDir Path dir) throws Exception {
     Path file = dir.resolve("sub/results.csv");
     CsvReporter.write(RESULTS, file);
