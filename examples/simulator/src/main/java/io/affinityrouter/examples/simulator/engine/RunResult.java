@@ -41,6 +41,10 @@ import org.HdrHistogram.Histogram;
  * @param heldRequests requests a gateway held in its queue (flow control) at least once
  * @param gateways gateways in front of the fleet, each with its own strategy instance
  * @param front how the load balancer before the gateways picked a request's gateway
+ * @param repinsByCause the strategy's repins by cause (the part of the route's reason after
+ *     {@code /}, the whole reason when it has none) and whether the session's previous turn came
+ *     through another gateway, e.g. {@code REPLICA_OVERLOADED/other-gateway} (sorted)
+ * @param crossGatewayTurns session turns whose previous turn came through another gateway
  */
 public record RunResult(String strategy, String workload, int requests, int completed,
     int dropped, long notRouted, long failedOver, long inputTokens, long cachedTokens,
@@ -48,7 +52,32 @@ public record RunResult(String strategy, String workload, int requests, int comp
     Histogram ttftFloorMicros, Histogram e2eMicros, long makespanNanos, long[] busyNanos,
     Map<String, Long> moves, long repins, List<int[]> loadSeries, long sampleNanos, long wakes,
     long preemptions, double idealRequestsPerSecond, long[] sessionP90Micros,
-    long heldRequests, int gateways, SimulationConfig.Front front) {
+    long heldRequests, int gateways, SimulationConfig.Front front,
+    Map<String, Long> repinsByCause, long crossGatewayTurns) {
+
+  /** The suffix of {@link #repinsByCause} keys whose previous turn came through another gateway. */
+  public static final String OTHER_GATEWAY = "other-gateway";
+  /** The suffix of the other {@link #repinsByCause} keys (same gateway, or a session's first turn). */
+  public static final String SAME_GATEWAY = "same-gateway";
+
+  /** Repins of turns whose previous turn came through another gateway, all causes. */
+  public long crossGatewayRepins() {
+    long n = 0;
+    for (Map.Entry<String, Long> e : repinsByCause.entrySet()) {
+      if (e.getKey().endsWith("/" + OTHER_GATEWAY)) {
+        n += e.getValue();
+      }
+    }
+    return n;
+  }
+
+  /**
+   * The share of turns whose previous turn came through another gateway that the strategy repinned
+   * (0 when there were none).
+   */
+  public double crossGatewayRepinRate() {
+    return crossGatewayTurns == 0 ? 0 : (double) crossGatewayRepins() / crossGatewayTurns;
+  }
 
   /**
    * The served rate over the ideal one: 1 when no request waited beyond its TTFT floor and every

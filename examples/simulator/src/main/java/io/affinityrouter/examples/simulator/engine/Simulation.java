@@ -69,6 +69,8 @@ public final class Simulation implements ReplicaEngine.Listener {
     boolean firstTokenSeen;
     boolean wasHeld;
     long firstTokenNanos;
+    boolean dispatched;
+    boolean otherGateway;
 
     Job(SimRequest request, long arrival, int gateway) {
       this.request = request;
@@ -97,6 +99,9 @@ public final class Simulation implements ReplicaEngine.Listener {
   private final Set<Long> seen = new HashSet<>();
   private final Map<String, Integer> lastReplica = new HashMap<>();
   private final Map<String, Long> moves = new TreeMap<>();
+  private final Map<String, Integer> lastGateway = new HashMap<>();
+  private final Map<String, Long> repinsByCause = new TreeMap<>();
+  private long crossGatewayTurns;
   private final Histogram ttft = new Histogram(3);
   private final Histogram ttftFloor = new Histogram(3);
   private final Histogram e2e = new Histogram(3);
@@ -246,7 +251,8 @@ public final class Simulation implements ReplicaEngine.Listener {
         Math.max(0, lastCompletion - firstArrival), busy,
         Collections.unmodifiableMap(new TreeMap<>(moves)), repins,
         List.copyOf(loadSeries), scrapeNanos, wakes, preemptions,
-        idealRequestsPerSecond(), sessionP90s(), heldRequests, config.gateways(), config.front());
+        idealRequestsPerSecond(), sessionP90s(), heldRequests, config.gateways(), config.front(),
+        Collections.unmodifiableMap(new TreeMap<>(repinsByCause)), crossGatewayTurns);
   }
 
   private int gatewayFor(SimRequest r) {
@@ -337,8 +343,22 @@ public final class Simulation implements ReplicaEngine.Listener {
           + " which is not ready");
     }
     job.route = route;
+    if (!job.dispatched) { // a retried turn keeps the gateway of the session's previous turn
+      job.dispatched = true;
+      if (r.session() != null) {
+        Integer prev = lastGateway.put(r.session(), g);
+        job.otherGateway = prev != null && prev != g;
+        if (job.otherGateway) {
+          crossGatewayTurns++;
+        }
+      }
+    }
     if (route.repin()) {
       repins++;
+      String reason = route.reason();
+      String cause = reason.substring(reason.indexOf('/') + 1);
+      repinsByCause.merge(cause + "/" + (job.otherGateway ? RunResult.OTHER_GATEWAY
+          : RunResult.SAME_GATEWAY), 1L, Long::sum);
     }
     if (r.session() != null) {
       Integer prev = lastReplica.put(r.session(), idx);

@@ -183,6 +183,35 @@ class SimulationTest {
   }
 
   @Test
+  void repinsAreCountedByCauseAndByTheGatewayOfTheSessionsPreviousTurn() {
+    Workload w = agents(80);
+    SimulationConfig c = new SimulationConfig(REPLICAS, REPLICAS, 4,
+        SimulationConfig.DEFAULT_SCRAPE_NANOS, SimulationConfig.DEFAULT_RETRY_NANOS,
+        EngineConfig.defaults(), List.of(new FleetEvent(w.spanNanos() / 2, 0,
+        FleetEvent.Kind.LOST)), 9);
+    RunResult spread = run(w, "affinity-router", c);
+    RunResult sticky = run(w, "affinity-router", c.withFront(SimulationConfig.Front.SESSION));
+    for (RunResult r : List.of(spread, sticky)) {
+      assertThat(r.repins()).isPositive();
+      assertThat(r.repinsByCause().values().stream().mapToLong(Long::longValue).sum())
+          .isEqualTo(r.repins());
+      assertThat(r.repinsByCause().keySet())
+          .allSatisfy(k -> assertThat(k).matches("[A-Z_]+/(same|other)-gateway"));
+    }
+    // by request id, three turns in four come from another gateway than the turn before
+    long followUps = w.size() - 80;
+    assertThat(spread.crossGatewayTurns()).isBetween(followUps / 2, followUps);
+    assertThat(spread.repinsByCause()).containsKey("REPLICA_GONE/other-gateway");
+    assertThat(spread.crossGatewayRepinRate())
+        .isEqualTo((double) spread.crossGatewayRepins() / spread.crossGatewayTurns());
+    // by session id, never
+    assertThat(sticky.crossGatewayTurns()).isZero();
+    assertThat(sticky.crossGatewayRepins()).isZero();
+    assertThat(sticky.crossGatewayRepinRate()).isZero();
+    assertThat(sticky.repinsByCause()).containsKey("REPLICA_GONE/same-gateway");
+  }
+
+  @Test
   void aReplicaReadyMidRunReceivesWork() {
     Workload w = mooncake(600);
     SimulationConfig c = new SimulationConfig(REPLICAS, REPLICAS - 1, 4,

@@ -37,6 +37,7 @@ class ReportersTest {
     for (String s : STRATEGIES) {
       assertThat(table).containsPattern("(?m)^" + s + " +\\d+\\.\\d");
     }
+    assertThat(table).contains("xgwTurns").contains("moved by reason | repins by cause");
   }
 
   @Test
@@ -57,7 +58,8 @@ class ReportersTest {
     CsvReporter.write(RESULTS, file);
     List<String> lines = Files.readAllLines(file);
     assertThat(lines).hasSize(1 + RESULTS.size());
-    assertThat(lines.get(0)).isEqualTo(CsvReporter.HEADER);
+    assertThat(lines.get(0)).isEqualTo(CsvReporter.HEADER).endsWith(",moves,repins_by_cause,"
+        + "cross_gateway_turns");
     int columns = CsvReporter.HEADER.split(",").length;
     for (int i = 0; i < RESULTS.size(); i++) {
       String[] cells = lines.get(i + 1).split(",(?=(?:[^\"]*\"[^\"]*\")*[^\"]*$)");
@@ -65,6 +67,9 @@ class ReportersTest {
       assertThat(cells[1]).isEqualTo(STRATEGIES.get(i));
       assertThat(Double.parseDouble(cells[10])).isEqualTo(RESULTS.get(i).hitRate(),
           org.assertj.core.api.Assertions.within(1e-5));
+      // the repin columns come last, after every column that was there before them
+      assertThat(cells[columns - 2]).isEqualTo("\"" + RESULTS.get(i).repinsByCause() + "\"");
+      assertThat(Long.parseLong(cells[columns - 1])).isEqualTo(RESULTS.get(i).crossGatewayTurns());
     }
   }
 
