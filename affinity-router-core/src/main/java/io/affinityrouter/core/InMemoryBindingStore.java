@@ -172,9 +172,14 @@ public final class InMemoryBindingStore implements BindingStore {
     final long ttlNanos;
     /** The answer to a read by the context's own writer, built once: such reads allocate nothing. */
     final CompletableFuture<Binding> asRead;
-    // The session's context: the last turn written, stamped on the store's clock; under the lock.
-    private SessionContext turn;
-    private long turnAtMillis;
+    // The session's context, copied field by field (the caller's value is not kept, so it need
+    // not be allocated at all); writer 0: none. Under the entry's lock.
+    private long writer;
+    private int prompt;
+    private int output;
+    private int anchorBlocks;
+    private long anchorHash;
+    private long atMillis;
 
     Entry(String replicaId, long generation, long ttlNanos) {
       this.replicaId = replicaId;
@@ -185,8 +190,12 @@ public final class InMemoryBindingStore implements BindingStore {
 
     synchronized Entry withTtl(long ttl) {
       Entry e = new Entry(replicaId, generation, ttl);
-      e.turn = turn;
-      e.turnAtMillis = turnAtMillis;
+      e.writer = writer;
+      e.prompt = prompt;
+      e.output = output;
+      e.anchorBlocks = anchorBlocks;
+      e.anchorHash = anchorHash;
+      e.atMillis = atMillis;
       return e;
     }
 
@@ -195,25 +204,28 @@ public final class InMemoryBindingStore implements BindingStore {
      * before, unless it is absent or {@code next}'s writer wrote it.
      */
     CompletableFuture<Binding> read(SessionContext next, long now) {
-      SessionContext before;
-      long beforeAt;
+      SessionContext before = null;
       synchronized (this) {
-        before = turn;
-        beforeAt = turnAtMillis;
+        if (writer != 0 && (next == null || writer != next.writer())) {
+          before = new SessionContext(writer, prompt, output, anchorBlocks, anchorHash,
+              Math.max(0, now - atMillis));
+        }
         if (next != null) {
-          turn = next;
-          turnAtMillis = now;
+          writer = next.writer();
+          prompt = next.promptTokens();
+          output = next.outputTokens();
+          anchorBlocks = next.anchorBlocks();
+          anchorHash = next.anchorHash();
+          atMillis = now;
         }
       }
-      if (before == null || next != null && before.writer() == next.writer()) {
-        return asRead;
-      }
-      return CompletableFuture.completedFuture(new Binding(replicaId, generation, false,
-          before.aged(now - beforeAt)));
+      return before == null ? asRead
+          : CompletableFuture.completedFuture(new Binding(replicaId, generation, false, before));
     }
 
     synchronized SessionContext context(long now) {
-      return turn == null ? null : turn.aged(now - turnAtMillis);
+      return writer == 0 ? null : new SessionContext(writer, prompt, output, anchorBlocks,
+          anchorHash, Math.max(0, now - atMillis));
     }
   }
 
