@@ -79,6 +79,15 @@ public interface BindingStore extends AutoCloseable {
   }
 
   /**
+   * A {@link LoadExchange} over the same store, which routers sharing the store use by default to
+   * see the prefill the others queued (each router publishes every 100 ms). The default: none.
+   * The store owns the exchange and ends it when it closes.
+   */
+  default Optional<LoadExchange> sharedLoadExchange() {
+    return Optional.empty();
+  }
+
+  /**
    * Reads the key's binding without refreshing it (for tools and tests), with its stored session
    * context whoever wrote it.
    */

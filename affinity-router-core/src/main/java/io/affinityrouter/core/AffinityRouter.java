@@ -61,7 +61,7 @@ public final class AffinityRouter {
     public static final long DEFAULT_PREFIX_INDEX_ENTRIES = 1 << 20;
     /** Default engine calibration: {@link EngineProfile#QWEN2_5_7B_H100}. */
     public static final EngineProfile DEFAULT_ENGINE_PROFILE = EngineProfile.QWEN2_5_7B_H100;
-    /** Default interval of {@link #loadExchange}: 100 ms. */
+    /** Default interval of {@link #loadExchange} and of the binding store's exchange: 100 ms. */
     public static final Duration DEFAULT_LOAD_EXCHANGE_INTERVAL = Duration.ofMillis(100);
     /** Default Retry-After when every replica is at its limit: 1 s. */
     public static final Duration DEFAULT_AT_LIMIT_RETRY_AFTER = Duration.ofSeconds(1);
@@ -224,8 +224,11 @@ public final class AffinityRouter {
     /**
      * Shares this router's queued prefill per replica with the other routers of the fleet through
      * {@code exchange}, at most every {@code interval}, on a decision thread that never waits for
-     * it, and counts theirs in its estimates. Without it (the default), another gateway's queue is
-     * seen only through the engines' scraped waiting counts. The caller owns the exchange.
+     * it, and counts theirs in its estimates. By default the router uses its binding store's own
+     * exchange ({@link BindingStore#sharedLoadExchange()}: Redis and the in-memory store have one)
+     * every {@link #DEFAULT_LOAD_EXCHANGE_INTERVAL}, under a random router id; without any,
+     * another gateway's queue is seen only through the engines' scraped waiting counts. The caller
+     * owns the exchange.
      *
      * @param exchange the fleet's exchange, shared by every router that routes the fleet
      * @param routerId this router's id, unique among them (a host name, a pod name)
@@ -237,8 +240,20 @@ public final class AffinityRouter {
     public Builder loadExchange(LoadExchange exchange, String routerId,
         Duration interval) {
       settings.loadExchange = Objects.requireNonNull(exchange, "exchange");
+      settings.storeLoadExchange = true;
       settings.routerId = Checks.notBlank(routerId, "routerId");
       settings.loadExchangeInterval = Checks.positive(interval, "loadExchangeInterval");
+      return this;
+    }
+
+    /**
+     * Turns the load exchange off, the binding store's own included: other gateways' queues are
+     * then seen only through the engines' scraped waiting counts.
+     */
+    public Builder noLoadExchange() {
+      settings.loadExchange = null;
+      settings.routerId = null;
+      settings.storeLoadExchange = false;
       return this;
     }
 

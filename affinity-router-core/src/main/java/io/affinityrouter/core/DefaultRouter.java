@@ -7,6 +7,7 @@ import io.affinityrouter.Router;
 import io.affinityrouter.RoutingDecision;
 import io.affinityrouter.RoutingRequest;
 import io.affinityrouter.spi.BindingStore;
+import io.affinityrouter.spi.LoadExchange;
 import java.time.InstantSource;
 import java.util.List;
 import java.util.Objects;
@@ -61,8 +62,12 @@ final class DefaultRouter implements Router {
     this.topK = picker.k();
     Limits limits = new Limits(b.maxInFlightRequests, b.maxInFlightTokens);
     AffinityBudget budget = new AffinityBudget(b.affinityBudgetQuantile);
-    LoadSharing sharing = b.loadExchange == null ? null : new LoadSharing(b.loadExchange,
-        b.routerId, b.loadExchangeInterval.toMillis(), tracker, listeners);
+    long writer = writerId(b.routerId);
+    LoadExchange exchange = b.loadExchange != null ? b.loadExchange
+        : b.storeLoadExchange ? store.sharedLoadExchange().orElse(null) : null;
+    LoadSharing sharing = exchange == null ? null : new LoadSharing(exchange,
+        b.routerId != null ? b.routerId : "router-" + Long.toHexString(writer),
+        b.loadExchangeInterval.toMillis(), tracker, listeners);
     this.classify = new Classify(tracker, hasher, limits, b.filters, listeners);
     this.score = new Score(index, tracker, costModel, picker, budget, b.recomputeWeight,
         b.scorers, sharing, listeners, clock);
@@ -77,7 +82,7 @@ final class DefaultRouter implements Router {
         listeners);
     RepinPolicy policy = new RepinPolicy(costModel, budget, limits, b.recomputeWeight,
         RepinPolicy.SAVINGS_MULTIPLE, RepinPolicy.SLACK_SECONDS);
-    this.pinning = new Pinning(storeClient, writerId(b.routerId), score, policy, limits, hasher,
+    this.pinning = new Pinning(storeClient, writer, score, policy, limits, hasher,
         decide, listeners, b.rememberedSessions, b.bindingTtl, clock);
     this.scratch = ThreadLocal.withInitial(this::newScratch);
   }

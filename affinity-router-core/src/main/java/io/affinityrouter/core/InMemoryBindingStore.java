@@ -7,6 +7,7 @@ import io.affinityrouter.spi.Checks;
 import io.affinityrouter.spi.Binding;
 import io.affinityrouter.spi.BindingKey;
 import io.affinityrouter.spi.BindingStore;
+import io.affinityrouter.spi.LoadExchange;
 import io.affinityrouter.spi.SessionContext;
 import java.time.Duration;
 import java.time.InstantSource;
@@ -40,6 +41,7 @@ public final class InMemoryBindingStore implements BindingStore {
   private final Cache<BindingKey, Entry> cache;
   private final AtomicLong generations = new AtomicLong();
   private final InstantSource clock;
+  private final InMemoryLoadExchange loadExchange = new InMemoryLoadExchange();
 
   private InMemoryBindingStore(Builder b) {
     InstantSource clock = b.clock;
@@ -151,6 +153,12 @@ public final class InMemoryBindingStore implements BindingStore {
     Entry e = cache.policy().getIfPresentQuietly(Objects.requireNonNull(key, "key"));
     return CompletableFuture.completedFuture(e == null ? Optional.empty()
         : Optional.of(new Binding(e.replicaId, e.generation, false, e.context(clock.millis()))));
+  }
+
+  /** The exchange of the routers in this process that share this store. */
+  @Override
+  public Optional<LoadExchange> sharedLoadExchange() {
+    return Optional.of(loadExchange);
   }
 
   /** Bindings stored now (approximate while expiries are pending). */

@@ -39,6 +39,7 @@ final class RouterSettings {
   Duration unavailableRetryAfter = AffinityRouter.Builder.DEFAULT_UNAVAILABLE_RETRY_AFTER;
   long rememberedSessions = AffinityRouter.Builder.DEFAULT_REMEMBERED_SESSIONS;
   LoadExchange loadExchange;
+  boolean storeLoadExchange = true;
   String routerId;
   FleetLimits fleetLimits;
   Duration fleetLeaseTime = AffinityRouter.Builder.DEFAULT_FLEET_LEASE_TIME;

@@ -62,6 +62,41 @@ class LoadExchangeTest {
     assertThat(otherGatewayAfterALongPrompt(null)).as("b went elsewhere").isNull();
   }
 
+  /** As above, both routers on one binding store and no exchange of their own. */
+  private RoutingDecision otherGatewayOnTheSameStore(boolean noLoadExchange) {
+    InMemoryBindingStore store = InMemoryBindingStore.builder().clock(clock).build();
+    Router[] routers = new Router[2];
+    for (int g = 0; g < 2; g++) {
+      AffinityRouter.Builder b = AffinityRouter.builder().clock(clock).bindingStore(store)
+          .random(new SplittableRandom(7)).topK(1);
+      routers[g] = (noLoadExchange ? b.noLoadExchange() : b).build();
+    }
+    Router a = routers[0];
+    Router b = routers[1];
+    b.select(anonymous(tokens(1, 16)), fleet).lease().close();
+    RoutingDecision longOne = a.select(anonymous(tokens(2, 65_536)), fleet);
+    clock.advance(Duration.ofMillis(100));
+    a.select(anonymous(tokens(3, 16)), fleet).lease().close();
+    clock.advance(Duration.ofMillis(100));
+    RoutingDecision d = b.select(anonymous(tokens(4, 2_048)), fleet);
+    return d.replica().id().equals(longOne.replica().id()) ? null : d;
+  }
+
+  @Test
+  void routersOnOneStoreShareTheirQueuesThroughItByDefault() {
+    assertThat(store().sharedLoadExchange()).containsInstanceOf(InMemoryLoadExchange.class);
+    assertThat(otherGatewayOnTheSameStore(false)).as("b went elsewhere").isNotNull();
+  }
+
+  @Test
+  void noLoadExchangeTurnsTheStoresExchangeOff() {
+    assertThat(otherGatewayOnTheSameStore(true)).as("b went elsewhere").isNull();
+  }
+
+  private static InMemoryBindingStore store() {
+    return InMemoryBindingStore.builder().build();
+  }
+
   @Test
   void theSharedQueueShowsInTheScoresAndDrains() {
     InMemoryLoadExchange shared = new InMemoryLoadExchange();

@@ -3,6 +3,7 @@ package io.affinityrouter.redis;
 import io.affinityrouter.spi.Binding;
 import io.affinityrouter.spi.BindingKey;
 import io.affinityrouter.spi.BindingStore;
+import io.affinityrouter.spi.LoadExchange;
 import io.affinityrouter.spi.SessionContext;
 import java.time.Duration;
 import java.util.Objects;
@@ -72,6 +73,7 @@ public final class RedisBindingStore implements BindingStore {
   private final String channel;
   private final AtomicBoolean closed = new AtomicBoolean();
   private final AtomicInteger refreshesInFlight = new AtomicInteger();
+  private volatile @Nullable RedisLoadExchange shared;
 
   /** Bound on the local cache's background TTL refreshes in flight at once. */
   static final int MAX_REFRESHES_IN_FLIGHT = 256;
@@ -96,6 +98,21 @@ public final class RedisBindingStore implements BindingStore {
   public RedisLoadExchange loadExchange() {
     return new RedisLoadExchange(connections.scripting, keys.loadKey(),
         RedisLoadExchange.DEFAULT_STALE_AFTER);
+  }
+
+  /** {@link #loadExchange()}, one per store, created on first use: the routers' default exchange. */
+  @Override
+  public Optional<LoadExchange> sharedLoadExchange() {
+    RedisLoadExchange e = shared;
+    if (e == null) {
+      synchronized (this) {
+        if (shared == null) {
+          shared = loadExchange();
+        }
+        e = shared;
+      }
+    }
+    return Optional.of(e);
   }
 
   /**
@@ -277,6 +294,10 @@ public final class RedisBindingStore implements BindingStore {
   @Override
   public void close() {
     if (closed.compareAndSet(false, true)) {
+      RedisLoadExchange e = shared;
+      if (e != null) {
+        e.close();
+      }
       connections.close();
     }
   }

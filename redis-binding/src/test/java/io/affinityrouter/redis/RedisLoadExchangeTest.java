@@ -201,4 +201,27 @@ class RedisLoadExchangeTest {
     a.close();
     b.close();
   }
+
+  @Test
+  void routersOnTheStoreUseItsExchangeUnlessToldNot() {
+    TestClock clock = new TestClock(NOW);
+    List<Replica> fleet = List.of(Replica.builder("r0").build(), Replica.builder("r1").build());
+    try (RedisBindingStore store = RedisBindingStore.builder()
+        .uri("redis://127.0.0.1:" + server.port()).build()) {
+      assertThat(store.sharedLoadExchange()).containsSame(store.sharedLoadExchange().get());
+      Router off = AffinityRouter.builder().clock(clock).bindingStore(store).noLoadExchange()
+          .build();
+      off.select(prompt(1, 4_096), fleet).lease().close();
+      Router on = AffinityRouter.builder().clock(clock).bindingStore(store).build();
+      on.select(prompt(2, 4_096), fleet); // queued, not closed: there is prefill to publish
+      long deadline = System.nanoTime() + 5_000_000_000L;
+      while (server.cli("hkeys", "ar:b:load").isBlank() && System.nanoTime() < deadline) {
+        RedisProcess.sleep(10);
+      }
+      assertThat(server.cli("hkeys", "ar:b:load").trim())
+          .as("one publisher: the default router, under a generated id").matches("router-[0-9a-f]+");
+      off.close();
+      on.close();
+    }
+  }
 }

@@ -102,10 +102,10 @@ public final class Simulator {
   }
 
   /**
-   * The router variant every run with several gateways adds: the configuration the README gives for
-   * several gateways (the default router with the load exchange every 100 ms).
+   * The router variant every run with several gateways adds: the default router without the load
+   * exchange its binding store gives the gateways (what sharing their queues is worth).
    */
-  static final String MULTI_GATEWAY_VARIANT = "affinity-router-exch=loadExchangeMillis:100";
+  static final String MULTI_GATEWAY_VARIANT = "affinity-router-noexch=loadExchangeMillis:0";
 
   /** The strategies of {@code o}: the standard ones, the multi-gateway variant, {@code --variants}. */
   public static StrategyRegistry registry(SimulatorOptions o) {

@@ -28,7 +28,7 @@ class GoldenResultsTest {
           + " --variants kv=kvEvents:true;tuned=topK:3,batchSlowdownSequences:32",
       "--scenario scale-out --gateways 4 --workloads mooncake-conversation,agents --limit 1200"
           + " --agent-sessions 60 --replicas 4 --seed 7"
-          + " --strategies affinity-router,affinity-router-exch,kv,llm-d"
+          + " --strategies affinity-router,affinity-router-noexch,kv,llm-d"
           + " --variants kv=kvEvents:true,loadExchangeMillis:100",
       "--scenario asleep --workloads agents --agent-sessions 80 --replicas 4"
           + " --strategies affinity-router,affinity-router-nosess,sglang-cache-aware",

@@ -25,12 +25,12 @@ class SimulatorOptionsTest {
     StrategyRegistry scaleOut =
         Simulator.registry(SimulatorOptions.parse(new String[] {"--scenario", "scale-out"}));
     assertThat(scaleOut.all()).extracting(StrategyRegistry.Entry::name)
-        .contains("affinity-router", "affinity-router-exch");
-    assertThat(scaleOut.isRouter("affinity-router-exch")).isTrue();
-    assertThat(scaleOut.isPeer("affinity-router-exch")).isFalse();
+        .contains("affinity-router", "affinity-router-noexch");
+    assertThat(scaleOut.isRouter("affinity-router-noexch")).isTrue();
+    assertThat(scaleOut.isPeer("affinity-router-noexch")).isFalse();
     assertThat(Simulator.registry(SimulatorOptions.parse(new String[0])).all())
         .extracting(StrategyRegistry.Entry::name)
-        .contains("affinity-router").doesNotContain("affinity-router-exch");
+        .contains("affinity-router").doesNotContain("affinity-router-noexch");
   }
 
   @Test

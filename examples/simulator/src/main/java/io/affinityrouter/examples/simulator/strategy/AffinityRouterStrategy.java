@@ -41,7 +41,9 @@ final class AffinityRouterStrategy implements RoutingStrategy {
         () -> InMemoryBindingStore.builder().clock(context.clock()).build());
     this.tokens = context.shared("affinity-router.tokens", PromptTokens::new);
     AffinityRouter.Builder builder = AffinityRouter.builder();
-    if (loadExchangeMillis > 0) { // the gateways' routers share one exchange
+    if (loadExchangeMillis == 0) { // the store's own exchange is the default: off on request
+      builder.noLoadExchange();
+    } else if (loadExchangeMillis > 0) { // the gateways' routers share one exchange
       builder.loadExchange(context.shared("affinity-router.load-exchange",
           InMemoryLoadExchange::new), "gateway-" + gateway, Duration.ofMillis(loadExchangeMillis));
     }
@@ -69,10 +71,10 @@ final class AffinityRouterStrategy implements RoutingStrategy {
   static List<StrategyRegistry.Entry> entries() {
     return List.of(
         new StrategyRegistry.Entry("affinity-router", "the real router, default configuration",
-            (c, g) -> new AffinityRouterStrategy(c, g, true, false, 0, b -> b), false),
+            (c, g) -> new AffinityRouterStrategy(c, g, true, false, -1, b -> b), false),
         new StrategyRegistry.Entry("affinity-router-nosess",
             "the real router, requests without session ids (prefix locality and load only)",
-            (c, g) -> new AffinityRouterStrategy(c, g, false, false, 0, b -> b), false));
+            (c, g) -> new AffinityRouterStrategy(c, g, false, false, -1, b -> b), false));
   }
 
   /**
@@ -82,8 +84,8 @@ final class AffinityRouterStrategy implements RoutingStrategy {
    * {@code runningSequenceSeconds}, {@code attentionSeconds} (each replaces the default profile's);
    * {@code sessions} ({@code false} to drop session ids), {@code kvEvents} ({@code true} to feed
    * the engines' KV events), {@code loadExchangeMillis} (the gateways' routers share their queued
-   * prefill through one in-memory {@link io.affinityrouter.spi.LoadExchange} at this interval; 0,
-   * the default: they do not).
+   * prefill through one in-memory {@link io.affinityrouter.spi.LoadExchange} at this interval; 0:
+   * they do not; by default they use their shared store's exchange every 100 ms).
    *
    * @throws IllegalArgumentException on an unknown option or a bad value
    */
@@ -99,8 +101,8 @@ final class AffinityRouterStrategy implements RoutingStrategy {
       }
     }
     try {
-      exchangeMillis = Long.parseLong(copy.getOrDefault("loadExchangeMillis", "0"));
-      if (exchangeMillis < 0) {
+      exchangeMillis = Long.parseLong(copy.getOrDefault("loadExchangeMillis", "-1"));
+      if (exchangeMillis < 0 && copy.containsKey("loadExchangeMillis")) {
         throw new IllegalArgumentException("loadExchangeMillis: " + exchangeMillis
             + " (expected: >= 0)");
       }

@@ -64,16 +64,17 @@ class SimulationTest {
   }
 
   @Test
-  void gatewaysSharingTheirQueuesDecideDifferentlyAndStayDeterministic() {
-    StrategyRegistry.Entry shared = StrategyRegistry.standard()
-        .withRouterVariants("x=loadExchangeMillis:100").select(List.of("x")).get(0);
+  void gatewaysShareTheirQueuesThroughTheStoreByDefaultAndStayDeterministic() {
+    StrategyRegistry.Entry isolated = StrategyRegistry.standard()
+        .withRouterVariants("x=loadExchangeMillis:0").select(List.of("x")).get(0);
     Workload w = mooncake(600);
-    RunResult a = Simulation.run(w, shared, config(11), line -> { });
-    RunResult b = Simulation.run(w, shared, config(11), line -> { });
+    RunResult a = run(w, "affinity-router", config(11));
+    RunResult b = run(w, "affinity-router", config(11));
     assertThat(a.completed()).isEqualTo(600);
     assertThat(b.ttftMicros()).isEqualTo(a.ttftMicros());
-    // two gateways: each now counts the other's queue, so some decisions change
-    assertThat(a.ttftMicros()).isNotEqualTo(run(w, "affinity-router", config(11)).ttftMicros());
+    // two gateways: by default each counts the other's queue, so some decisions differ
+    assertThat(a.ttftMicros())
+        .isNotEqualTo(Simulation.run(w, isolated, config(11), line -> { }).ttftMicros());
   }
 
   @Test
