@@ -13,8 +13,11 @@ and answers each publish/lose with "seq <n>". Events are JSON objects with vLLM'
 a "type" tag; a hash is an integer or {"bytes": "<hex>"}.
 
 Messages are [topic, seq (8 bytes big-endian), payload] and replays answer [identity, "",
-start_seq] with [identity, "", seq, payload] per buffered batch from start_seq on, then the end
-marker [identity, "", -1 (8 bytes signed), ""], as vllm/distributed/kv_events.py does.
+start_seq] per buffered batch from start_seq on, then with an end marker (seq -1, 8 bytes signed),
+as vllm/distributed/kv_events.py does: --replay-framing vllm (vLLM since PR #45177) sends
+[identity, "", topic, seq, payload] and ends with [identity, "", "", -1, ""]; --replay-framing
+legacy (vLLM before it, SGLang) sends [identity, "", seq, payload] and ends with
+[identity, "", -1, ""].
 
 Encoding: with msgspec (as vLLM), the event structs are declared as vLLM declares them:
 --encoding array gives msgspec.Struct(array_like=True, omit_defaults=True, tag=True) for the batch
@@ -156,6 +159,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--encoding", choices=["array", "map"], required=True)
     parser.add_argument("--topic", default="")
+    parser.add_argument("--replay-framing", choices=["vllm", "legacy"], default="vllm")
     args = parser.parse_args()
 
     ctx = zmq.Context()
@@ -186,9 +190,14 @@ def main() -> None:
             start_seq = int.from_bytes(start, "big")
             with lock:
                 batches = [(s, b) for s, b in buffer if s >= start_seq]
-            for s, b in batches:
-                router.send_multipart((client, b"", s.to_bytes(8, "big"), b))
-            router.send_multipart((client, b"", END_SEQ, b""))
+            if args.replay_framing == "vllm":
+                for s, b in batches:
+                    router.send_multipart((client, b"", topic, s.to_bytes(8, "big"), b))
+                router.send_multipart((client, b"", b"", END_SEQ, b""))
+            else:
+                for s, b in batches:
+                    router.send_multipart((client, b"", s.to_bytes(8, "big"), b))
+                router.send_multipart((client, b"", END_SEQ, b""))
 
     replayer = threading.Thread(target=serve_replays, daemon=True)
     replayer.start()

@@ -12,6 +12,7 @@ final class KvEventCounters {
   final LongAdder replayFailures = new LongAdder();
   final LongAdder duplicates = new LongAdder();
   final LongAdder restarts = new LongAdder();
+  final LongAdder outOfSequence = new LongAdder();
   final LongAdder reconnects = new LongAdder();
   private final LongAdder[] skipped = new LongAdder[KvEventSkip.values().length];
 
@@ -31,6 +32,7 @@ final class KvEventCounters {
       skips[i] = skipped[i].sum();
     }
     return new KvEventStats(batches.sum(), events.sum(), decodeErrors.sum(), skips, gaps.sum(),
-        replays.sum(), replayFailures.sum(), duplicates.sum(), restarts.sum(), reconnects.sum());
+        replays.sum(), replayFailures.sum(), duplicates.sum(), restarts.sum(), reconnects.sum(),
+        outOfSequence.sum());
   }
 }

@@ -20,9 +20,11 @@ public final class KvEventStats {
   private final long duplicates;
   private final long restarts;
   private final long reconnects;
+  private final long outOfSequence;
 
   KvEventStats(long batches, long events, long decodeErrors, long[] skipped, long gaps,
-      long replays, long replayFailures, long duplicates, long restarts, long reconnects) {
+      long replays, long replayFailures, long duplicates, long restarts, long reconnects,
+      long outOfSequence) {
     this.batches = batches;
     this.events = events;
     this.decodeErrors = decodeErrors;
@@ -33,6 +35,7 @@ public final class KvEventStats {
     this.duplicates = duplicates;
     this.restarts = restarts;
     this.reconnects = reconnects;
+    this.outOfSequence = outOfSequence;
   }
 
   /** Batches (messages) decoded, live or replayed. */
@@ -96,6 +99,14 @@ public final class KvEventStats {
     return reconnects;
   }
 
+  /**
+   * Messages dropped for their sequence number: it broke the sequence and the next message went on
+   * from where the stream was (a garbage number), so the message was not applied.
+   */
+  public long outOfSequence() {
+    return outOfSequence;
+  }
+
   @Override
   public String toString() {
     StringBuilder s = new StringBuilder("KvEventStats{batches=").append(batches)
@@ -103,7 +114,7 @@ public final class KvEventStats {
         .append(", gaps=").append(gaps).append(", replays=").append(replays)
         .append(", replayFailures=").append(replayFailures).append(", duplicates=")
         .append(duplicates).append(", restarts=").append(restarts).append(", reconnects=")
-        .append(reconnects);
+        .append(reconnects).append(", outOfSequence=").append(outOfSequence);
     for (KvEventSkip reason : SKIPS) {
       if (skipped[reason.ordinal()] != 0) {
         s.append(", skipped.").append(reason).append('=').append(skipped[reason.ordinal()]);

@@ -29,7 +29,11 @@ import org.zeromq.ZContext;
  * <p>Each data-parallel rank is one ZeroMQ SUB socket (port + rank), read by its own daemon thread,
  * never the caller's. Messages are {@code [topic, sequence (8 bytes, big-endian), payload]};
  * payloads are decoded by a {@link KvEventDecoder}. A sequence gap asks the publisher's replay
- * (ROUTER) socket for the missing batches; when they cannot be had (no replay endpoint, no answer
+ * (ROUTER) socket for the missing batches (its replies framed as vLLM frames them since its PR
+ * #45177, {@code [topic, seq, payload]}, or as earlier vLLM and SGLang do, {@code [seq, payload]});
+ * a message that breaks the sequence waits for the next one, up to 1 s, so a single garbage
+ * number is dropped ({@link KvEventStats#outOfSequence}) rather than followed. When the missing
+ * batches cannot be had (no replay endpoint, no answer
  * within {@link Builder#replayTimeout}, or the publisher no longer holds them), the replica's
  * exact index is dropped ({@link PrefixCacheEvents#allBlocksCleared}) so the router falls back to
  * its approximate locality instead of trusting a stale view. Sequence numbers that start over (a

@@ -1,7 +1,9 @@
 package io.affinityrouter.core.kvevents;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
@@ -18,8 +20,12 @@ import org.zeromq.ZMQException;
 final class Subscription implements Runnable {
   /** The replay stream's end marker: sequence number -1 as 8 signed big-endian bytes. */
   static final long END_OF_REPLAY = -1;
+  /** {@link #replayedSeq} of a message no publisher sends. */
+  static final long MALFORMED = Long.MIN_VALUE;
   private static final int POLL_MILLIS = 50;
   private static final long RESEND_NANOS = 250_000_000;
+  /** How long a message that breaks the sequence waits for the next one: {@value} ns. */
+  static final long HOLD_NANOS = 1_000_000_000;
   private static final int ZMQ_TERMINATED = 156384765; // ETERM: the context is being closed
 
   private final ZContext context;
@@ -40,6 +46,9 @@ final class Subscription implements Runnable {
   private byte @Nullable [] lastPayload; // the batch at expected - 1, as applied
   private long duplicatesFrom;
   private long duplicatesTo;
+  private long heldSeq; // a message that broke the sequence, until the next one tells
+  private byte @Nullable [] heldPayload;
+  private long heldAtNanos;
   private int connections;
 
   Subscription(ZContext context, String endpoint, @Nullable String replayEndpoint, String topic,
@@ -107,6 +116,7 @@ final class Subscription implements Runnable {
         countConnections(monitor);
         byte[] topicFrame = sub.recv();
         if (topicFrame == null) {
+          onIdle(System.nanoTime());
           continue;
         }
         received = true;
@@ -144,7 +154,49 @@ final class Subscription implements Runnable {
     }
   }
 
+  /**
+   * A message that breaks the sequence (a gap or numbers starting over) is held until the next
+   * one: if that one follows it, the break was real; if the stream goes on where it was, the held
+   * message was an outlier (a garbage number) and is dropped, so no single message can move the
+   * stream. With no next message within {@link #HOLD_NANOS}, the break is taken as real.
+   */
   void onMessage(long seq, byte[] payload) {
+    onMessage(seq, payload, System.nanoTime());
+  }
+
+  void onMessage(long seq, byte[] payload, long nowNanos) {
+    byte[] held = heldPayload;
+    if (held != null) {
+      heldPayload = null;
+      if (seq == heldSeq + 1) {
+        sequence(heldSeq, held);
+      } else {
+        counters.outOfSequence.increment();
+      }
+    }
+    if (expected >= 0 && seq != expected && !duplicate(seq)) {
+      heldSeq = seq;
+      heldPayload = payload;
+      heldAtNanos = nowNanos;
+      return;
+    }
+    sequence(seq, payload);
+  }
+
+  /** No message for a poll interval: a break held long enough is taken as real. */
+  void onIdle(long nowNanos) {
+    byte[] held = heldPayload;
+    if (held != null && nowNanos - heldAtNanos >= HOLD_NANOS) {
+      heldPayload = null;
+      sequence(heldSeq, held);
+    }
+  }
+
+  private boolean duplicate(long seq) {
+    return seq < expected && seq >= duplicatesFrom && seq < duplicatesTo;
+  }
+
+  private void sequence(long seq, byte[] payload) {
     if (expected < 0 || seq == expected) {
       if (seq >= duplicatesTo) {
         duplicatesFrom = duplicatesTo = 0;
@@ -152,14 +204,16 @@ final class Subscription implements Runnable {
       apply(seq, payload);
       return;
     }
+    boolean cleared = false;
     if (seq < expected) {
-      if (seq >= duplicatesFrom && seq < duplicatesTo) {
+      if (duplicate(seq)) {
         counters.duplicates.increment();
         return;
       }
       // numbers start over: a new publisher, whose engine starts with an empty cache
       counters.restarts.increment();
       decoder.clear();
+      cleared = true;
       duplicatesFrom = duplicatesTo = 0;
       expected = 0;
       lastPayload = null;
@@ -172,9 +226,14 @@ final class Subscription implements Runnable {
     long gapStart = expected;
     long next = replay(gapStart, seq);
     if (next < 0) {
+      // the numbers of the gap were never delivered: none of them may be taken as a duplicate
       counters.replayFailures.increment();
-      decoder.clear();
-      next = seq;
+      if (!cleared) {
+        decoder.clear();
+      }
+      apply(seq, payload);
+      duplicatesFrom = duplicatesTo = 0;
+      return;
     }
     if (next == seq) {
       apply(seq, payload);
@@ -239,16 +298,20 @@ final class Subscription implements Runnable {
         continue;
       }
       answered = true;
-      byte[] seq = first.length == 0 && socket.hasReceiveMore() ? socket.recv() : first;
-      byte[] payload = socket.hasReceiveMore() ? socket.recv() : null;
+      List<byte[]> frames = new ArrayList<>(4);
+      frames.add(first);
+      while (socket.hasReceiveMore() && frames.size() <= 4) {
+        frames.add(socket.recv());
+      }
       while (socket.hasReceiveMore()) {
         socket.recv();
       }
-      if (seq.length != 8 || payload == null) {
+      long s = replayedSeq(frames);
+      if (s == MALFORMED) {
         resetDealer();
         return -1;
       }
-      long s = toLong(seq);
+      byte[] payload = frames.get(frames.size() - 1);
       if (s == END_OF_REPLAY) {
         return check == null && next >= liveSeq ? next : -1;
       }
@@ -268,6 +331,25 @@ final class Subscription implements Runnable {
       next = s + 1;
     }
     return -1;
+  }
+
+  /**
+   * The sequence number of one replayed message, after the ROUTER's empty delimiter: vLLM since
+   * its PR #45177 sends {@code [topic, seq, payload]} and ends with {@code ["", -1, ""]}; earlier
+   * vLLM and SGLang send {@code [seq, payload]} and end with {@code [-1, ""]}; the first vLLM
+   * releases ended with one empty frame. {@link #MALFORMED} for anything else.
+   */
+  static long replayedSeq(List<byte[]> frames) {
+    int at = frames.size() > 1 && frames.get(0).length == 0 ? 1 : 0;
+    int n = frames.size() - at;
+    if (n == 1 && frames.get(at).length == 0) {
+      return END_OF_REPLAY;
+    }
+    if (n != 2 && n != 3) {
+      return MALFORMED;
+    }
+    byte[] seq = frames.get(frames.size() - 2);
+    return seq.length == 8 ? toLong(seq) : MALFORMED;
   }
 
   private static void request(ZMQ.Socket socket, long start) {

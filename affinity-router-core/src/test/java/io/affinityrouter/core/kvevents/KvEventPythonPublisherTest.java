@@ -21,7 +21,7 @@ import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * The subscriber against an independent publisher: {@code src/test/python/kv_publisher.py}, which
@@ -140,13 +140,14 @@ class KvEventPythonPublisherTest {
     }
   }
 
-  @ParameterizedTest(name = "encoding {0}")
-  @ValueSource(strings = {"array", "map"})
-  void eventsGapsAndReplaysFromVllmsWireFormat(String encoding) throws Exception {
+  @ParameterizedTest(name = "encoding {0}, replay framing {1}")
+  @CsvSource({"array, legacy", "map, legacy", "array, vllm", "map, vllm"})
+  void eventsGapsAndReplaysFromVllmsWireFormat(String encoding, String framing) throws Exception {
     String python = python();
     requirePython(python);
     process = new ProcessBuilder(python, "src/test/python/kv_publisher.py", "--encoding",
-        encoding).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        encoding, "--replay-framing", framing, "--topic", "kv@pod-1@m")
+        .redirectError(ProcessBuilder.Redirect.INHERIT).start();
     out = new BufferedReader(new InputStreamReader(process.getInputStream(),
         StandardCharsets.UTF_8));
     in = new java.io.OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
@@ -154,7 +155,8 @@ class KvEventPythonPublisherTest {
     assertThat(ready[0]).isEqualTo("ready");
     System.out.println("kv_publisher.py codec: " + ready[3]);
     subscriber = KvEventSubscriber.builder(sink).replicaId("r1").model("m")
-        .endpoint("tcp://127.0.0.1:" + ready[1]).replayEndpoint("tcp://127.0.0.1:" + ready[2])
+        .topic("kv@pod-1@m").endpoint("tcp://127.0.0.1:" + ready[1])
+        .replayEndpoint("tcp://127.0.0.1:" + ready[2])
         .build();
     subscriber.start();
     long deadline = System.nanoTime() + PATIENCE.toNanos();

@@ -12,6 +12,8 @@ import java.util.function.BooleanSupplier;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The subscriber against an in-process JeroMQ publisher that speaks vLLM's protocol (PUB plus a
@@ -86,9 +88,10 @@ class KvEventSubscriberTest {
     }
   }
 
-  @Test
-  void aGapIsClosedByReplayInOrder() {
-    TestPublisher pub = closing(TestPublisher.start());
+  @ParameterizedTest
+  @EnumSource(TestPublisher.Framing.class)
+  void aGapIsClosedByReplayInOrder(TestPublisher.Framing framing) {
+    TestPublisher pub = closing(TestPublisher.start(framing));
     KvEventSubscriber s = subscribe(pub, true, KvEventSubscriber.builder(sink));
     connect(pub, s);
     pub.publish(batch(1));
@@ -104,6 +107,61 @@ class KvEventSubscriberTest {
     assertThat(stats.replays()).isEqualTo(1);
     assertThat(stats.replayFailures()).isZero();
     assertThat(stats.decodeErrors()).isZero();
+  }
+
+  @Test
+  void aGarbageSequenceNumberIsDroppedAndTheStreamGoesOn() {
+    TestPublisher pub = closing(TestPublisher.start());
+    KvEventSubscriber s = subscribe(pub, true, KvEventSubscriber.builder(sink));
+    connect(pub, s);
+    pub.publish(batch(1));
+    pub.sendFrames(new byte[0], Subscription.toBytes(1_000_000_000_000L), batch(9));
+    pub.publish(batch(2));
+    pub.publish(batch(3));
+    awaitCalls(3);
+    assertThat(sink.calls()).containsExactly(storedCall(1), storedCall(2), storedCall(3));
+    KvEventStats stats = s.stats();
+    assertThat(stats.outOfSequence()).isEqualTo(1);
+    assertThat(stats.gaps()).isZero();
+    assertThat(stats.duplicates()).isZero();
+    assertThat(stats.replayFailures()).isZero();
+  }
+
+  @Test
+  void aGapThatReplayCannotCloseMarksNoNumberAsADuplicate() {
+    TestPublisher pub = closing(TestPublisher.start());
+    KvEventSubscriber s = subscribe(pub, false, KvEventSubscriber.builder(sink));
+    connect(pub, s);
+    pub.publish(batch(1));
+    // a jump with no next message for longer than the hold: taken as a real gap
+    pub.sendFrames(new byte[0], Subscription.toBytes(1_000_000_000_000L), batch(9));
+    Await.until("the held jump taken as a gap", () -> s.stats().gaps() == 1);
+    pub.publish(batch(2));
+    pub.publish(batch(3));
+    awaitCalls(6);
+    // the stream's own numbers come back: a restart (the index dropped again), then in order
+    assertThat(sink.calls()).containsExactly(storedCall(1), cleared("r1"),
+        stored("r1", "m", 8L, new long[] {9}, block(9), 16), cleared("r1"), storedCall(2),
+        storedCall(3));
+    assertThat(s.stats().duplicates()).isZero();
+  }
+
+  @Test
+  void replayRepliesOfEveryPublisherGenerationAreRead() {
+    byte[] e = new byte[0];
+    byte[] seven = Subscription.toBytes(7);
+    byte[] end = Subscription.toBytes(Subscription.END_OF_REPLAY);
+    byte[] topic = "kv@pod@m".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    assertThat(Subscription.replayedSeq(List.of(e, topic, seven, batch(1)))).isEqualTo(7);
+    assertThat(Subscription.replayedSeq(List.of(e, e, end, e))).isEqualTo(-1);
+    assertThat(Subscription.replayedSeq(List.of(e, seven, batch(1)))).isEqualTo(7);
+    assertThat(Subscription.replayedSeq(List.of(e, end, e))).isEqualTo(-1);
+    assertThat(Subscription.replayedSeq(List.of(e, e))).isEqualTo(-1); // the first releases' end
+    assertThat(Subscription.replayedSeq(List.of(e, topic, new byte[3], batch(1))))
+        .isEqualTo(Subscription.MALFORMED);
+    assertThat(Subscription.replayedSeq(List.of(e, topic, seven, batch(1), e)))
+        .isEqualTo(Subscription.MALFORMED);
+    assertThat(Subscription.replayedSeq(List.of(e, topic))).isEqualTo(Subscription.MALFORMED);
   }
 
   @Test

@@ -10,12 +10,20 @@ import org.zeromq.ZMQ;
 /**
  * A JeroMQ publisher that behaves as vLLM's {@code ZmqEventPublisher}: PUB messages
  * {@code [topic, seq, payload]}, a bounded replay buffer, and a ROUTER socket that answers
- * {@code [identity, "", start_seq]} with {@code [identity, "", seq, payload]} per buffered batch
- * from {@code start_seq} on, then the end marker {@code [identity, "", -1, ""]}. Faults on demand:
+ * {@code [identity, "", start_seq]} per buffered batch from {@code start_seq} on, then with an end
+ * marker, framed as {@link Framing} says. Faults on demand:
  * a batch not sent live, the buffer forgetting old batches, a replay socket that never answers.
  * All socket work happens on the publisher's own thread.
  */
 final class TestPublisher implements AutoCloseable {
+  /** How replies to a replay request are framed (after {@code [identity, ""]}). */
+  enum Framing {
+    /** vLLM since PR #45177: {@code [topic, seq, payload]}, then {@code ["", -1, ""]}. */
+    VLLM,
+    /** vLLM before it, and SGLang: {@code [seq, payload]}, then {@code [-1, ""]}. */
+    VLLM_BEFORE_45177_AND_SGLANG
+  }
+
   private final ZContext context = new ZContext(1);
   private final ZMQ.Socket pub;
   private final ZMQ.Socket router;
@@ -28,8 +36,14 @@ final class TestPublisher implements AutoCloseable {
   private final byte[] topic;
   private long seq;
   private volatile boolean answerReplays = true;
+  private final Framing framing;
 
   TestPublisher(String topic, int port, int replayPort) {
+    this(topic, port, replayPort, Framing.VLLM);
+  }
+
+  TestPublisher(String topic, int port, int replayPort, Framing framing) {
+    this.framing = framing;
     this.topic = topic.getBytes(java.nio.charset.StandardCharsets.UTF_8);
     pub = context.createSocket(SocketType.PUB);
     pub.setLinger(0);
@@ -45,6 +59,10 @@ final class TestPublisher implements AutoCloseable {
 
   static TestPublisher start() {
     return new TestPublisher("", 0, 0);
+  }
+
+  static TestPublisher start(Framing framing) {
+    return new TestPublisher("", 0, 0, framing);
   }
 
   private static int bind(ZMQ.Socket socket, int port) {
@@ -133,17 +151,21 @@ final class TestPublisher implements AutoCloseable {
       }
       for (Object[] entry : snapshot) {
         if ((long) entry[0] >= from) {
-          router.sendMore(identity);
-          router.sendMore(new byte[0]);
-          router.sendMore(Subscription.toBytes((long) entry[0]));
-          router.send((byte[]) entry[1]);
+          reply(identity, topic, Subscription.toBytes((long) entry[0]), (byte[]) entry[1]);
         }
       }
-      router.sendMore(identity);
-      router.sendMore(new byte[0]);
-      router.sendMore(Subscription.toBytes(Subscription.END_OF_REPLAY));
-      router.send(new byte[0]);
+      reply(identity, new byte[0], Subscription.toBytes(Subscription.END_OF_REPLAY), new byte[0]);
     }
+  }
+
+  private void reply(byte[] identity, byte[] topicFrame, byte[] seqFrame, byte[] payload) {
+    router.sendMore(identity);
+    router.sendMore(new byte[0]);
+    if (framing == Framing.VLLM) {
+      router.sendMore(topicFrame);
+    }
+    router.sendMore(seqFrame);
+    router.send(payload);
   }
 
   @Override
