@@ -29,7 +29,11 @@ import org.msgpack.value.ValueType;
  * attention ({@code kv_cache_spec_kind} {@code full_attention}, {@code mla_attention} or absent).
  * Blocks smaller than the router's block (SGLang pages) are chained into whole router blocks first.
  * A block's {@code lora_name}, when set, is its model (requests for a LoRA adapter name it as
- * their model). Everything skipped is counted by {@link KvEventSkip}; a payload that cannot be
+ * their model). SGLang's array events may carry a metadata map at position 7 (where vLLM has
+ * {@code lora_name}), and its map events a {@code cache_salt}: a salted block is skipped
+ * ({@link KvEventSkip#SALTED}), as is one whose {@code extra_keys} hold more than its LoRA name
+ * ({@link KvEventSkip#EXTRA_KEYS}: multimodal identifiers, vLLM's cache salt), so a prompt
+ * without them never matches it. Everything skipped is counted by {@link KvEventSkip}; a payload that cannot be
  * decoded is counted as a decode error (the events before the damage stay applied) and never
  * throws.
  *
@@ -49,6 +53,9 @@ public final class KvEventDecoder {
   private static final byte[] MEDIUM = PayloadReader.ascii("medium");
   private static final byte[] LORA_NAME = PayloadReader.ascii("lora_name");
   private static final byte[] SPEC_KIND = PayloadReader.ascii("kv_cache_spec_kind");
+  private static final byte[] EXTRA_KEYS = PayloadReader.ascii("extra_keys");
+  private static final byte[] CACHE_SALT = PayloadReader.ascii("cache_salt");
+  private static final byte[] METADATA = PayloadReader.ascii("metadata");
   private static final byte[] GPU = PayloadReader.ascii("gpu");
   private static final byte[] FULL_ATTENTION = PayloadReader.ascii("full_attention");
   private static final byte[] MLA_ATTENTION = PayloadReader.ascii("mla_attention");
@@ -80,6 +87,10 @@ public final class KvEventDecoder {
   private boolean gpu;
   private boolean fullAttention;
   private boolean malformed;
+  private boolean salted;
+  private boolean extraKeyed; // an extra key other than the block's LoRA name
+  private byte[] extraKey = new byte[64]; // the one string extra key seen so far, if any
+  private int extraKeyLength; // -1: none seen
 
   private KvEventDecoder(PrefixCacheEvents sink, String replicaId, @Nullable String model,
       int routerBlockSize, KvEventCounters counters) {
@@ -238,9 +249,10 @@ public final class KvEventDecoder {
       case 3 -> tokens();
       case 4 -> blockSize = blockSizeField();
       case 6 -> medium();
-      case 7 -> loraName();
+      case 7 -> loraNameOrMetadata();
+      case 8 -> extraKeys();
       case 10 -> specKind();
-      default -> in.skip(); // lora_id, extra_keys, group_idx, sliding window, newer
+      default -> in.skip(); // lora_id, group_idx, sliding window, newer
     }
   }
 
@@ -265,6 +277,12 @@ public final class KvEventDecoder {
         medium();
       } else if (in.textIs(LORA_NAME)) {
         loraName();
+      } else if (in.textIs(EXTRA_KEYS)) {
+        extraKeys();
+      } else if (in.textIs(CACHE_SALT)) {
+        salt();
+      } else if (in.textIs(METADATA)) {
+        metadata();
       } else if (in.textIs(SPEC_KIND)) {
         specKind();
       } else {
@@ -290,6 +308,10 @@ public final class KvEventDecoder {
           counters.skip(KvEventSkip.NOT_GPU);
         } else if (!fullAttention) {
           counters.skip(KvEventSkip.NOT_FULL_ATTENTION);
+        } else if (salted) {
+          counters.skip(KvEventSkip.SALTED);
+        } else if (extraKeyed || extraKeyLength >= 0 && !extraKeyIsLora()) {
+          counters.skip(KvEventSkip.EXTRA_KEYS);
         } else if (tokensUnusable || tokenCount == 0) {
           counters.skip(KvEventSkip.NO_TOKENS);
         } else {
@@ -320,6 +342,9 @@ public final class KvEventDecoder {
     fullAttention = true;
     malformed = false;
     loraLength = -1;
+    salted = false;
+    extraKeyed = false;
+    extraKeyLength = -1;
   }
 
   private int tag() throws IOException {
@@ -408,6 +433,106 @@ public final class KvEventDecoder {
       in.readText();
       fullAttention = in.textIs(FULL_ATTENTION) || in.textIs(MLA_ATTENTION);
     }
+  }
+
+  /** Position 7 of an array event: vLLM's {@code lora_name}, or SGLang's metadata map. */
+  private void loraNameOrMetadata() throws IOException {
+    if (in.nextType() == ValueType.MAP) {
+      metadata();
+    } else {
+      loraName();
+    }
+  }
+
+  /** SGLang's {@code BlockStoredMetadata}: {@code cache_salt}, {@code session_id}, newer keys. */
+  private void metadata() throws IOException {
+    if (in.tryNil()) {
+      return;
+    }
+    if (in.nextType() != ValueType.MAP) {
+      in.skip();
+      malformed = true;
+      return;
+    }
+    int n = in.mapHeader();
+    for (int i = 0; i < n; i++) {
+      if (in.nextType() != ValueType.STRING) {
+        in.skip();
+        in.skip();
+        continue;
+      }
+      in.readText();
+      if (in.textIs(CACHE_SALT)) {
+        salt();
+      } else {
+        in.skip();
+      }
+    }
+  }
+
+  private void salt() throws IOException {
+    if (in.tryNil()) {
+      return;
+    }
+    if (in.nextType() != ValueType.STRING) {
+      in.skip();
+      malformed = true;
+      return;
+    }
+    in.readText();
+    salted |= in.textLength() > 0;
+  }
+
+  /**
+   * vLLM's {@code extra_keys}: per block nil or a tuple of what else went into its hash (multimodal
+   * identifiers, the LoRA name, the cache salt on the first block). Only the block's own LoRA name
+   * leaves it matchable by a text prompt of that model; anything else marks the event.
+   */
+  private void extraKeys() throws IOException {
+    if (in.tryNil()) {
+      return;
+    }
+    if (in.nextType() != ValueType.ARRAY) {
+      in.skip();
+      malformed = true;
+      return;
+    }
+    int blocks = in.arrayHeader();
+    for (int b = 0; b < blocks; b++) {
+      if (in.tryNil()) {
+        continue;
+      }
+      if (in.nextType() != ValueType.ARRAY) {
+        in.skip();
+        extraKeyed = true;
+        continue;
+      }
+      int keys = in.arrayHeader();
+      for (int k = 0; k < keys; k++) {
+        if (in.nextType() != ValueType.STRING) {
+          in.skip();
+          extraKeyed = true;
+          continue;
+        }
+        in.readText();
+        int n = in.textLength();
+        if (extraKeyLength < 0) {
+          if (extraKey.length < n) {
+            extraKey = new byte[n * 2];
+          }
+          System.arraycopy(in.text(), 0, extraKey, 0, n);
+          extraKeyLength = n;
+        } else if (!Arrays.equals(extraKey, 0, extraKeyLength, in.text(), 0, n)) {
+          extraKeyed = true;
+        }
+      }
+    }
+  }
+
+  /** Whether the one string extra key seen is the event's LoRA name. */
+  private boolean extraKeyIsLora() {
+    return loraLength >= 0
+        && Arrays.equals(extraKey, 0, extraKeyLength, loraName, 0, loraLength);
   }
 
   private void loraName() throws IOException {

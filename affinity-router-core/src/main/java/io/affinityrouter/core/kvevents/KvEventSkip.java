@@ -22,6 +22,16 @@ public enum KvEventSkip {
   PARTIAL_PAGE,
   /** An engine block size that is neither a multiple nor a divisor of the router's block size. */
   UNALIGNED_BLOCK_SIZE,
+  /**
+   * A {@code BlockStored} carrying a cache salt (SGLang's {@code cache_salt}): its blocks belong to
+   * that salt's requests only, so a prompt without it must never match them.
+   */
+  SALTED,
+  /**
+   * A {@code BlockStored} whose {@code extra_keys} hold more than its LoRA name (multimodal
+   * identifiers, a cache salt): its blocks never match a text-only prompt.
+   */
+  EXTRA_KEYS,
   /** An event whose fields have the wrong types or disagree (token count ≠ blocks × block size). */
   MALFORMED_EVENT,
   /** An event whose tag is none of {@code BlockStored}, {@code BlockRemoved}, {@code AllBlocksCleared}. */

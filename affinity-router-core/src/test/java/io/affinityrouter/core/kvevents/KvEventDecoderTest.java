@@ -111,7 +111,7 @@ class KvEventDecoderTest {
         .packInt(1).packString("x").packString("events").packArrayHeader(3);
     // map event with keys this decoder does not know, "type" last
     p.packMapHeader(8).packString("block_hashes").packArrayHeader(1).packInt(5)
-        .packString("cache_salt").packString("s").packString("parent_block_hash").packNil()
+        .packString("session_id").packString("s").packString("parent_block_hash").packNil()
         .packString("token_ids").packArrayHeader(16);
     for (int t = 0; t < 16; t++) {
       p.packInt(t);
@@ -332,5 +332,106 @@ class KvEventDecoderTest {
         .hasMessage("replicaId: \"\" (expected: not empty)");
     assertThatThrownBy(() -> KvEventDecoder.create(sink, "r1", null, 0))
         .hasMessage("routerBlockSize: 0 (expected: > 0)");
+  }
+
+  /** SGLang's array {@code BlockStored}: the seven base fields, then its metadata map, if any. */
+  private static byte[] sglangStored(long hash, int from, String salt, String sessionId)
+      throws IOException {
+    MessageBufferPacker p = MessagePack.newDefaultBufferPacker();
+    boolean metadata = salt != null || sessionId != null;
+    p.packArrayHeader(metadata ? 8 : 7).packString("BlockStored").packArrayHeader(1).packLong(hash)
+        .packNil().packArrayHeader(16);
+    for (int t = from; t < from + 16; t++) {
+      p.packInt(t);
+    }
+    p.packInt(16).packNil().packString("GPU");
+    if (metadata) {
+      p.packMapHeader((salt != null ? 1 : 0) + (sessionId != null ? 1 : 0));
+      if (salt != null) {
+        p.packString("cache_salt").packString(salt);
+      }
+      if (sessionId != null) {
+        p.packString("session_id").packString(sessionId);
+      }
+    }
+    return p.toByteArray();
+  }
+
+  /** SGLang's map form: {@code cache_salt} beside the event's fields. */
+  private static byte[] saltedMapEvent() throws IOException {
+    MessageBufferPacker p = MessagePack.newDefaultBufferPacker();
+    p.packMapHeader(5).packString("type").packString("BlockStored").packString("block_hashes")
+        .packArrayHeader(1).packLong(4).packString("token_ids").packArrayHeader(16);
+    for (int t = 0; t < 16; t++) {
+      p.packInt(t);
+    }
+    p.packString("block_size").packInt(16).packString("cache_salt").packString("tenant-b");
+    return p.toByteArray();
+  }
+
+  @Test
+  void sglangSaltedEventsInArrayFormAreSkippedAndTheRestOfTheBatchApplies() throws IOException {
+    byte[] batch = Batches.arrays()
+        .raw(sglangStored(1, 0, null, null))
+        .raw(sglangStored(2, 16, "tenant-a", "s-1"))
+        .raw(sglangStored(3, 32, null, "s-2")) // a session id alone changes nothing
+        .raw(saltedMapEvent())
+        .removed(1)
+        .build();
+    assertThat(decoder.decode(batch)).isTrue();
+    assertThat(sink.calls()).containsExactly(
+        stored("r1", "m", null, new long[] {1}, range(0, 16), 16),
+        stored("r1", "m", null, new long[] {3}, range(32, 48), 16),
+        removed("r1", 1));
+    KvEventStats stats = decoder.stats();
+    assertThat(stats.skipped(KvEventSkip.SALTED)).isEqualTo(2);
+    assertThat(stats.decodeErrors()).isZero();
+  }
+
+  /** vLLM's map {@code BlockStored} of one block with the given extra keys and LoRA name. */
+  private static byte[] vllmStored(long hash, int from, String lora, String... extraKeys)
+      throws IOException {
+    MessageBufferPacker p = MessagePack.newDefaultBufferPacker();
+    p.packMapHeader(10).packString("type").packString("BlockStored")
+        .packString("block_hashes").packArrayHeader(1).packLong(hash)
+        .packString("parent_block_hash").packNil()
+        .packString("token_ids").packArrayHeader(16);
+    for (int t = from; t < from + 16; t++) {
+      p.packInt(t);
+    }
+    p.packString("block_size").packInt(16).packString("lora_id").packNil()
+        .packString("medium").packString("GPU").packString("lora_name");
+    if (lora == null) {
+      p.packNil();
+    } else {
+      p.packString(lora);
+    }
+    p.packString("extra_keys").packArrayHeader(1);
+    if (extraKeys.length == 0) {
+      p.packNil();
+    } else {
+      p.packArrayHeader(extraKeys.length);
+      for (String k : extraKeys) {
+        p.packString(k);
+      }
+    }
+    p.packString("group_idx").packInt(0);
+    return p.toByteArray();
+  }
+
+  @Test
+  void blocksWithExtraKeysBeyondTheirLoraNeverMatchTextPrompts() throws IOException {
+    byte[] batch = Batches.arrays()
+        .raw(vllmStored(1, 0, null))
+        .raw(vllmStored(2, 16, null, "0f3a9c-image-hash"))
+        .raw(vllmStored(3, 32, "adapter-1", "adapter-1"))
+        .raw(vllmStored(4, 48, "adapter-1", "adapter-1", "tenant-salt"))
+        .build();
+    assertThat(decoder.decode(batch)).isTrue();
+    assertThat(sink.calls()).containsExactly(
+        stored("r1", "m", null, new long[] {1}, range(0, 16), 16),
+        stored("r1", "adapter-1", null, new long[] {3}, range(32, 48), 16));
+    assertThat(decoder.stats().skipped(KvEventSkip.EXTRA_KEYS)).isEqualTo(2);
+    assertThat(decoder.stats().decodeErrors()).isZero();
   }
 }

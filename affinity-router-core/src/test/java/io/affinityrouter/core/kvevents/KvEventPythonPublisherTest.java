@@ -203,7 +203,17 @@ class KvEventPythonPublisherTest {
         stored("r1", "m", null, new long[] {6}, range(0, 16), 16),
         cleared("r1"),
         stored("r1", "m", null, new long[] {115}, range(0, 16), 16));
+    sink.reset();
+    // vLLM's extra keys: a multimodal block never meets a text prompt; an empty entry is plain text
+    String image = storedJson("[8]", "null", 0, 16, 16).replace("}",
+        ", \"extra_keys\": [[\"0f3a9c-image\"]]}");
+    String text = storedJson("[9]", "null", 16, 32, 16).replace("}", ", \"extra_keys\": [null]}");
+    publish("publish", image, text);
+    awaitCalls(1);
+    assertThat(sink.calls()).containsExactly(stored("r1", "m", null, new long[] {9}, range(16, 32),
+        16));
     KvEventStats stats = subscriber.stats();
+    assertThat(stats.skipped(KvEventSkip.EXTRA_KEYS)).isEqualTo(1);
     assertThat(stats.gaps()).isEqualTo(2);
     assertThat(stats.replays()).isEqualTo(2);
     assertThat(stats.replayFailures()).isEqualTo(1);
