@@ -26,7 +26,9 @@ import org.msgpack.value.ValueType;
  * read big-endian (as vLLM's integer hashes are derived).
  *
  * <p>Only what routing can use is applied: {@code medium} GPU (or absent), KV-cache groups of full
- * attention ({@code kv_cache_spec_kind} {@code full_attention}, {@code mla_attention} or absent).
+ * attention ({@code kv_cache_spec_kind} {@code full_attention}, {@code mla_attention} or absent);
+ * a {@code BlockRemoved} whose {@code group_idx} was seen storing other kinds (a hybrid model's
+ * sliding-window group) leaves the full-attention copy of the block in place.
  * Blocks smaller than the router's block (SGLang pages) are chained into whole router blocks first.
  * A block's {@code lora_name}, when set, is its model (requests for a LoRA adapter name it as
  * their model). SGLang's array events may carry a metadata map at position 7 (where vLLM has
@@ -56,6 +58,7 @@ public final class KvEventDecoder {
   private static final byte[] EXTRA_KEYS = PayloadReader.ascii("extra_keys");
   private static final byte[] CACHE_SALT = PayloadReader.ascii("cache_salt");
   private static final byte[] METADATA = PayloadReader.ascii("metadata");
+  private static final byte[] GROUP_IDX = PayloadReader.ascii("group_idx");
   private static final byte[] GPU = PayloadReader.ascii("gpu");
   private static final byte[] FULL_ATTENTION = PayloadReader.ascii("full_attention");
   private static final byte[] MLA_ATTENTION = PayloadReader.ascii("mla_attention");
@@ -91,6 +94,8 @@ public final class KvEventDecoder {
   private boolean extraKeyed; // an extra key other than the block's LoRA name
   private byte[] extraKey = new byte[64]; // the one string extra key seen so far, if any
   private int extraKeyLength; // -1: none seen
+  private int group; // group_idx, -1 when absent
+  private long otherGroups; // bit g: group g stores blocks that are not full attention
 
   private KvEventDecoder(PrefixCacheEvents sink, String replicaId, @Nullable String model,
       int routerBlockSize, KvEventCounters counters) {
@@ -231,6 +236,7 @@ public final class KvEventDecoder {
         switch (position) {
           case 1 -> hashes();
           case 2 -> medium();
+          case 3 -> group = groupField();
           default -> in.skip();
         }
       } else {
@@ -251,8 +257,9 @@ public final class KvEventDecoder {
       case 6 -> medium();
       case 7 -> loraNameOrMetadata();
       case 8 -> extraKeys();
+      case 9 -> group = groupField();
       case 10 -> specKind();
-      default -> in.skip(); // lora_id, group_idx, sliding window, newer
+      default -> in.skip(); // lora_id, sliding window, newer
     }
   }
 
@@ -279,6 +286,8 @@ public final class KvEventDecoder {
         loraName();
       } else if (in.textIs(EXTRA_KEYS)) {
         extraKeys();
+      } else if (in.textIs(GROUP_IDX)) {
+        group = groupField();
       } else if (in.textIs(CACHE_SALT)) {
         salt();
       } else if (in.textIs(METADATA)) {
@@ -304,6 +313,9 @@ public final class KvEventDecoder {
     }
     switch (kind) {
       case STORED -> {
+        if (group >= 0 && group < Long.SIZE) { // learn which groups are not full attention
+          otherGroups = fullAttention ? otherGroups & ~(1L << group) : otherGroups | 1L << group;
+        }
         if (!gpu) {
           counters.skip(KvEventSkip.NOT_GPU);
         } else if (!fullAttention) {
@@ -322,6 +334,9 @@ public final class KvEventDecoder {
       case REMOVED -> {
         if (!gpu) {
           counters.skip(KvEventSkip.NOT_GPU);
+        } else if (group >= 0 && group < Long.SIZE && (otherGroups & 1L << group) != 0) {
+          // a sliding-window or Mamba group dropping its copy: full attention still holds it
+          counters.skip(KvEventSkip.NOT_FULL_ATTENTION);
         } else if (hashCount > 0) {
           assembler.removed(hashes, hashCount);
         }
@@ -345,6 +360,7 @@ public final class KvEventDecoder {
     salted = false;
     extraKeyed = false;
     extraKeyLength = -1;
+    group = -1;
   }
 
   private int tag() throws IOException {
@@ -380,6 +396,11 @@ public final class KvEventDecoder {
         malformed = true;
       }
     }
+  }
+
+  private int groupField() throws IOException {
+    int g = in.intField();
+    return g == PayloadReader.NOT_AN_INTEGER ? -1 : g;
   }
 
   private int blockSizeField() throws IOException {

@@ -10,7 +10,8 @@ public enum KvEventSkip {
   /**
    * A {@code BlockStored} of a KV-cache group that is not full attention ({@code kv_cache_spec_kind}
    * other than {@code full_attention} or {@code mla_attention}, e.g. sliding window or Mamba): its
-   * blocks do not make a prefix hit on their own.
+   * blocks do not make a prefix hit on their own; or a {@code BlockRemoved} of such a group (its
+   * {@code group_idx} seen storing them), which leaves the full-attention copy in place.
    */
   NOT_FULL_ATTENTION,
   /** A {@code BlockStored} without token ids, or with token ids that are not plain integers. */

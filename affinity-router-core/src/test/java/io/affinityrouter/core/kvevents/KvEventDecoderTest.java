@@ -434,4 +434,42 @@ class KvEventDecoderTest {
     assertThat(decoder.stats().skipped(KvEventSkip.EXTRA_KEYS)).isEqualTo(2);
     assertThat(decoder.stats().decodeErrors()).isZero();
   }
+
+  private static byte[] groupStored(long hash, int group, String kind) throws IOException {
+    MessageBufferPacker p = MessagePack.newDefaultBufferPacker();
+    p.packMapHeader(7).packString("type").packString("BlockStored").packString("block_hashes")
+        .packArrayHeader(1).packLong(hash).packString("parent_block_hash").packNil()
+        .packString("token_ids").packArrayHeader(16);
+    for (int t = 0; t < 16; t++) {
+      p.packInt(t);
+    }
+    p.packString("block_size").packInt(16).packString("group_idx").packInt(group)
+        .packString("kv_cache_spec_kind").packString(kind);
+    return p.toByteArray();
+  }
+
+  private static byte[] groupRemoved(long hash, int group) throws IOException {
+    MessageBufferPacker p = MessagePack.newDefaultBufferPacker();
+    // array form: ["BlockRemoved", hashes, medium, group_idx]
+    p.packArrayHeader(4).packString("BlockRemoved").packArrayHeader(1).packLong(hash)
+        .packString("GPU").packInt(group);
+    return p.toByteArray();
+  }
+
+  @Test
+  void aSlidingWindowGroupDroppingItsCopyLeavesTheFullAttentionBlock() throws IOException {
+    byte[] batch = Batches.arrays()
+        .raw(groupStored(1, 0, "full_attention"))
+        .raw(groupStored(1, 1, "sliding_window")) // a hybrid model: the same hash in group 1
+        .raw(groupRemoved(1, 1))
+        .raw(groupRemoved(1, 0))
+        .raw(groupRemoved(2, 7)) // a group never seen storing: removed, as it may be full attention
+        .build();
+    assertThat(decoder.decode(batch)).isTrue();
+    assertThat(sink.calls()).containsExactly(
+        stored("r1", "m", null, new long[] {1}, range(0, 16), 16),
+        removed("r1", 1),
+        removed("r1", 2));
+    assertThat(decoder.stats().skipped(KvEventSkip.NOT_FULL_ATTENTION)).isEqualTo(2);
+  }
 }
