@@ -31,7 +31,8 @@ import org.msgpack.value.ValueType;
  * sliding-window group) leaves the full-attention copy of the block in place.
  * Blocks smaller than the router's block (SGLang pages) are chained into whole router blocks first.
  * A block's {@code lora_name}, when set, is its model (requests for a LoRA adapter name it as
- * their model). SGLang's array events may carry a metadata map at position 7 (where vLLM has
+ * their model); one known only by its {@code lora_id} is skipped ({@link KvEventSkip#UNNAMED_LORA}).
+ * SGLang's array events may carry a metadata map at position 7 (where vLLM has
  * {@code lora_name}), and its map events a {@code cache_salt}: a salted block is skipped
  * ({@link KvEventSkip#SALTED}), as is one whose {@code extra_keys} hold more than its LoRA name
  * ({@link KvEventSkip#EXTRA_KEYS}: multimodal identifiers, vLLM's cache salt), so a prompt
@@ -59,6 +60,7 @@ public final class KvEventDecoder {
   private static final byte[] CACHE_SALT = PayloadReader.ascii("cache_salt");
   private static final byte[] METADATA = PayloadReader.ascii("metadata");
   private static final byte[] GROUP_IDX = PayloadReader.ascii("group_idx");
+  private static final byte[] LORA_ID = PayloadReader.ascii("lora_id");
   private static final byte[] GPU = PayloadReader.ascii("gpu");
   private static final byte[] FULL_ATTENTION = PayloadReader.ascii("full_attention");
   private static final byte[] MLA_ATTENTION = PayloadReader.ascii("mla_attention");
@@ -95,6 +97,7 @@ public final class KvEventDecoder {
   private byte[] extraKey = new byte[64]; // the one string extra key seen so far, if any
   private int extraKeyLength; // -1: none seen
   private int group; // group_idx, -1 when absent
+  private int loraId; // lora_id, -1 when absent
   private long otherGroups; // bit g: group g stores blocks that are not full attention
 
   private KvEventDecoder(PrefixCacheEvents sink, String replicaId, @Nullable String model,
@@ -256,10 +259,11 @@ public final class KvEventDecoder {
       case 4 -> blockSize = blockSizeField();
       case 6 -> medium();
       case 7 -> loraNameOrMetadata();
+      case 5 -> loraId = groupField();
       case 8 -> extraKeys();
       case 9 -> group = groupField();
       case 10 -> specKind();
-      default -> in.skip(); // lora_id, sliding window, newer
+      default -> in.skip(); // sliding window, newer
     }
   }
 
@@ -288,6 +292,8 @@ public final class KvEventDecoder {
         extraKeys();
       } else if (in.textIs(GROUP_IDX)) {
         group = groupField();
+      } else if (in.textIs(LORA_ID)) {
+        loraId = groupField();
       } else if (in.textIs(CACHE_SALT)) {
         salt();
       } else if (in.textIs(METADATA)) {
@@ -322,6 +328,8 @@ public final class KvEventDecoder {
           counters.skip(KvEventSkip.NOT_FULL_ATTENTION);
         } else if (salted) {
           counters.skip(KvEventSkip.SALTED);
+        } else if (loraId >= 0 && loraLength < 0) {
+          counters.skip(KvEventSkip.UNNAMED_LORA);
         } else if (extraKeyed || extraKeyLength >= 0 && !extraKeyIsLora()) {
           counters.skip(KvEventSkip.EXTRA_KEYS);
         } else if (tokensUnusable || tokenCount == 0) {
@@ -361,6 +369,7 @@ public final class KvEventDecoder {
     extraKeyed = false;
     extraKeyLength = -1;
     group = -1;
+    loraId = -1;
   }
 
   private int tag() throws IOException {

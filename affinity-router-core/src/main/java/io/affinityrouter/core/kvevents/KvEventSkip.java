@@ -33,6 +33,11 @@ public enum KvEventSkip {
    * identifiers, a cache salt): its blocks never match a text-only prompt.
    */
   EXTRA_KEYS,
+  /**
+   * A {@code BlockStored} for a LoRA adapter known only by its {@code lora_id} (no
+   * {@code lora_name}): requests name adapters, so its blocks cannot be told from the base model's.
+   */
+  UNNAMED_LORA,
   /** An event whose fields have the wrong types or disagree (token count ≠ blocks × block size). */
   MALFORMED_EVENT,
   /** An event whose tag is none of {@code BlockStored}, {@code BlockRemoved}, {@code AllBlocksCleared}. */

@@ -245,9 +245,16 @@ final class Subscription implements Runnable {
   }
 
   private void apply(long seq, byte[] payload) {
-    decoder.decode(payload);
+    decode(payload);
     expected = seq + 1;
     lastPayload = payload;
+  }
+
+  /** A batch that does not decode lost the events after the damage: the index is dropped. */
+  private void decode(byte[] payload) {
+    if (!decoder.decode(payload)) {
+      decoder.clear();
+    }
   }
 
   /**
@@ -325,7 +332,7 @@ final class Subscription implements Runnable {
       if (check != null) {
         check = null;
       } else {
-        decoder.decode(payload);
+        decode(payload);
         lastPayload = payload;
       }
       next = s + 1;

@@ -472,4 +472,22 @@ class KvEventDecoderTest {
         removed("r1", 2));
     assertThat(decoder.stats().skipped(KvEventSkip.NOT_FULL_ATTENTION)).isEqualTo(2);
   }
+
+  @Test
+  void aLoraBlockKnownOnlyByItsIdIsNotTakenForTheBaseModel() throws IOException {
+    MessageBufferPacker p = MessagePack.newDefaultBufferPacker();
+    // vLLM 0.9's six fields, lora_id 3 and no lora_name
+    p.packArrayHeader(6).packString("BlockStored").packArrayHeader(1).packInt(6).packNil()
+        .packArrayHeader(16);
+    for (int t = 0; t < 16; t++) {
+      p.packInt(t);
+    }
+    p.packInt(16).packInt(3);
+    byte[] batch = Batches.arrays().raw(p.toByteArray())
+        .raw(vllmStored(7, 16, "adapter-3", "adapter-3")).build();
+    assertThat(decoder.decode(batch)).isTrue();
+    assertThat(sink.calls()).containsExactly(
+        stored("r1", "adapter-3", null, new long[] {7}, range(16, 32), 16));
+    assertThat(decoder.stats().skipped(KvEventSkip.UNNAMED_LORA)).isEqualTo(1);
+  }
 }

@@ -256,10 +256,10 @@ class KvEventSubscriberTest {
     connect(pub, s);
     pub.sendFrames(new byte[0], new byte[] {1, 2, 3, 4}, batch(9)); // a 4-byte sequence number
     pub.sendFrames(new byte[0], Subscription.toBytes(0)); // no payload
-    pub.publish(new byte[] {(byte) 0x93, 0x01}); // a truncated batch
+    pub.publish(new byte[] {(byte) 0x93, 0x01}); // a truncated batch: its events are lost
     pub.publish(batch(1));
-    awaitCalls(1);
-    assertThat(sink.calls()).containsExactly(storedCall(1));
+    awaitCalls(2);
+    assertThat(sink.calls()).containsExactly(cleared("r1"), storedCall(1));
     assertThat(s.stats().decodeErrors()).isEqualTo(3);
     assertThat(s.stats().gaps()).isZero();
   }
