@@ -31,7 +31,9 @@ import org.zeromq.ZContext;
  * payloads are decoded by a {@link KvEventDecoder}. A sequence gap asks the publisher's replay
  * (ROUTER) socket for the missing batches (its replies framed as vLLM frames them since its PR
  * #45177, {@code [topic, seq, payload]}, or as earlier vLLM and SGLang do, {@code [seq, payload]});
- * a message that breaks the sequence waits for the next one, up to 1 s, so a single garbage
+ * the first batch a subscription sees, from a publisher that was running before it, first asks
+ * the replay socket for the history it still buffers (as llm-d's subscriber does); a message that
+ * breaks the sequence waits for the next one, up to 1 s, so a single garbage
  * number is dropped ({@link KvEventStats#outOfSequence}) rather than followed. When the missing
  * batches cannot be had (no replay endpoint, no answer
  * within {@link Builder#replayTimeout}, or the publisher no longer holds them), the replica's

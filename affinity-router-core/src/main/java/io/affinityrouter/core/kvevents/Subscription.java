@@ -197,6 +197,15 @@ final class Subscription implements Runnable {
   }
 
   private void sequence(long seq, byte[] payload) {
+    if (expected < 0 && seq > 0) { // the publisher ran before us: its history first, if it has one
+      long next = history(seq);
+      if (next > seq) {
+        expected = next;
+        duplicatesFrom = seq;
+        duplicatesTo = next;
+        return;
+      }
+    }
     if (expected < 0 || seq == expected) {
       if (seq >= duplicatesTo) {
         duplicatesFrom = duplicatesTo = 0;
@@ -272,15 +281,33 @@ final class Subscription implements Runnable {
     // (a restarted engine already past the old numbers) and the gap cannot be closed.
     byte[] check = from > 0 ? lastPayload : null;
     long start = check != null ? from - 1 : from;
+    return replayFrom(start, liveSeq, check, false);
+  }
+
+  /**
+   * Asks a publisher that was running before this subscription for the history it still buffers
+   * (from its oldest batch, whatever its number), applied before the first live batch.
+   *
+   * @return the sequence number after the last batch applied, or -1 if none could be had
+   */
+  private long history(long liveSeq) {
+    if (replayEndpoint == null) {
+      return -1;
+    }
+    return replayFrom(0, liveSeq, null, true); // not a gap: not counted as a replay
+  }
+
+  private long replayFrom(long start, long liveSeq, byte @Nullable [] check, boolean fromOldest) {
     long[] resent = {0};
-    long next = replayStream(start, liveSeq, check, resent);
+    long next = replayStream(start, liveSeq, check, fromOldest, resent);
     if (resent[0] > 0) {
       resetDealer(); // the answer to an earlier copy of the request may still come
     }
     return next;
   }
 
-  private long replayStream(long start, long liveSeq, byte @Nullable [] check, long[] resent) {
+  private long replayStream(long start, long liveSeq, byte @Nullable [] check, boolean fromOldest,
+      long[] resent) {
     ZMQ.Socket socket = dealer();
     request(socket, start);
     long next = start;
@@ -324,6 +351,9 @@ final class Subscription implements Runnable {
       }
       if (s < next) {
         continue;
+      }
+      if (fromOldest && next == start) {
+        next = s; // the buffer's oldest batch, wherever it starts
       }
       if (s > next || check != null && !Arrays.equals(check, payload)) {
         resetDealer(); // the publisher no longer holds the batches of the gap, or another stream

@@ -110,6 +110,27 @@ class KvEventSubscriberTest {
   }
 
   @Test
+  void aSubscriberThatStartsAfterThePublisherAsksForItsHistory() {
+    TestPublisher pub = closing(TestPublisher.start());
+    pub.forgetBefore(0);
+    pub.lose(Batches.empty()); // numbers the engine used before the gateway started
+    pub.publish(batch(1));
+    pub.publish(batch(2));
+    pub.forgetBefore(1); // the buffer starts after 0
+    KvEventSubscriber s = subscribe(pub, true, KvEventSubscriber.builder(sink));
+    long deadline = System.nanoTime() + PATIENCE.toNanos();
+    while (s.stats().batches() == 0 && System.nanoTime() - deadline < 0) {
+      pub.publish(Batches.empty());
+      java.util.concurrent.locks.LockSupport.parkNanos(20_000_000);
+    }
+    pub.publish(batch(3));
+    awaitCalls(3);
+    // 1 and 2 were sent before the subscriber connected: only the history has them
+    assertThat(sink.calls()).containsExactly(storedCall(1), storedCall(2), storedCall(3));
+    assertThat(s.stats().gaps()).isZero();
+  }
+
+  @Test
   void aGarbageSequenceNumberIsDroppedAndTheStreamGoesOn() {
     TestPublisher pub = closing(TestPublisher.start());
     KvEventSubscriber s = subscribe(pub, true, KvEventSubscriber.builder(sink));
