@@ -61,6 +61,8 @@ public final class KvEventDecoder {
   private static final byte[] METADATA = PayloadReader.ascii("metadata");
   private static final byte[] GROUP_IDX = PayloadReader.ascii("group_idx");
   private static final byte[] LORA_ID = PayloadReader.ascii("lora_id");
+  private static final byte[] LOCALITY = PayloadReader.ascii("locality");
+  private static final byte[] REMOTE = PayloadReader.ascii("remote");
   private static final byte[] GPU = PayloadReader.ascii("gpu");
   private static final byte[] FULL_ATTENTION = PayloadReader.ascii("full_attention");
   private static final byte[] MLA_ATTENTION = PayloadReader.ascii("mla_attention");
@@ -294,6 +296,8 @@ public final class KvEventDecoder {
         group = groupField();
       } else if (in.textIs(LORA_ID)) {
         loraId = groupField();
+      } else if (in.textIs(LOCALITY)) {
+        locality();
       } else if (in.textIs(CACHE_SALT)) {
         salt();
       } else if (in.textIs(METADATA)) {
@@ -455,6 +459,14 @@ public final class KvEventDecoder {
     if (!in.tryNil()) {
       in.readText();
       gpu = in.textIgnoringCaseIs(GPU);
+    }
+  }
+
+  /** vLLM 0.26+'s {@code locality} of a storage tier: a REMOTE store is not this replica's. */
+  private void locality() throws IOException {
+    if (!in.tryNil()) {
+      in.readText();
+      gpu &= !in.textIgnoringCaseIs(REMOTE);
     }
   }
 

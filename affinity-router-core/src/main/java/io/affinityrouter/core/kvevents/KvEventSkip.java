@@ -5,7 +5,10 @@ package io.affinityrouter.core.kvevents;
  * {@link KvEventStats#skipped(KvEventSkip)}; none of them stops the subscriber.
  */
 public enum KvEventSkip {
-  /** A {@code BlockStored} or {@code BlockRemoved} for a tier other than GPU memory ({@code medium}). */
+  /**
+   * A {@code BlockStored} or {@code BlockRemoved} for a tier other than GPU memory ({@code medium}),
+   * or for storage that is not the replica's own ({@code locality} {@code REMOTE}).
+   */
   NOT_GPU,
   /**
    * A {@code BlockStored} of a KV-cache group that is not full attention ({@code kv_cache_spec_kind}

@@ -490,4 +490,24 @@ class KvEventDecoderTest {
         stored("r1", "adapter-3", null, new long[] {7}, range(16, 32), 16));
     assertThat(decoder.stats().skipped(KvEventSkip.UNNAMED_LORA)).isEqualTo(1);
   }
+
+  @Test
+  void blocksInRemoteStorageAreNotTheReplicas() throws IOException {
+    MessageBufferPacker p = MessagePack.newDefaultBufferPacker();
+    p.packMapHeader(6).packString("type").packString("BlockStored").packString("block_hashes")
+        .packArrayHeader(1).packLong(1).packString("token_ids").packArrayHeader(16);
+    for (int t = 0; t < 16; t++) {
+      p.packInt(t);
+    }
+    p.packString("block_size").packInt(16).packString("medium").packNil()
+        .packString("locality").packString("REMOTE");
+    MessageBufferPacker removed = MessagePack.newDefaultBufferPacker();
+    removed.packMapHeader(3).packString("type").packString("BlockRemoved")
+        .packString("block_hashes").packArrayHeader(1).packLong(1)
+        .packString("locality").packString("LOCAL");
+    byte[] batch = Batches.arrays().raw(p.toByteArray()).raw(removed.toByteArray()).build();
+    assertThat(decoder.decode(batch)).isTrue();
+    assertThat(sink.calls()).containsExactly(removed("r1", 1));
+    assertThat(decoder.stats().skipped(KvEventSkip.NOT_GPU)).isEqualTo(1);
+  }
 }
