@@ -69,10 +69,11 @@ public final class MicrometerRoutingListener implements RoutingListener {
   public static final String MATCHED_BLOCKS = "affinity.router.prefix.matched.blocks";
   /** Prompt tokens of routed decisions, by model. */
   public static final String PROMPT_TOKENS = "affinity.router.prompt.tokens";
-  /** Prompt tokens in matched prefix blocks of routed decisions, by model. */
+  /**
+   * Prompt tokens of routed decisions the router took as cached on the chosen replica (its
+   * {@code ScoreBreakdown.cachedFraction}, whatever the router's block size), by model.
+   */
   public static final String MATCHED_TOKENS = "affinity.router.prefix.matched.tokens";
-  /** Tokens a prompt block stands for unless told: {@value} (the router's default block). */
-  public static final int DEFAULT_TOKENS_PER_BLOCK = 16;
   /** Select latency. */
   public static final String SELECT = "affinity.router.select";
   /** Binding store failures. */
@@ -96,31 +97,13 @@ public final class MicrometerRoutingListener implements RoutingListener {
   private final Map<String, Counter> pluginFailures = new ConcurrentHashMap<>();
   private final Map<String, Counter> promptTokens = new ConcurrentHashMap<>();
   private final Map<String, Counter> matchedTokens = new ConcurrentHashMap<>();
-  private final int tokensPerBlock;
   private final Timer selectRouted;
   private final Timer selectNotRouted;
   private final Counter storeFailures;
 
-  /**
-   * Creates the listener for a router with the default block size
-   * ({@value #DEFAULT_TOKENS_PER_BLOCK} tokens); meters are registered in {@code registry} as they
-   * are first needed.
-   */
+  /** Creates the listener; meters are registered in {@code registry} as they are first needed. */
   public MicrometerRoutingListener(MeterRegistry registry) {
-    this(registry, DEFAULT_TOKENS_PER_BLOCK);
-  }
-
-  /**
-   * Creates the listener for a router whose prompt blocks stand for {@code tokensPerBlock} tokens.
-   *
-   * @throws IllegalArgumentException if {@code tokensPerBlock <= 0}
-   */
-  public MicrometerRoutingListener(MeterRegistry registry, int tokensPerBlock) {
     this.registry = Objects.requireNonNull(registry, "registry");
-    if (tokensPerBlock <= 0) {
-      throw new IllegalArgumentException("tokensPerBlock: " + tokensPerBlock + " (expected: > 0)");
-    }
-    this.tokensPerBlock = tokensPerBlock;
     this.selectRouted = selectTimer(true);
     this.selectNotRouted = selectTimer(false);
     this.storeFailures = Counter.builder(STORE_FAILURES)
@@ -168,11 +151,11 @@ public final class MicrometerRoutingListener implements RoutingListener {
           .tag("model", m)
           .register(registry)).increment(prompt);
       matchedTokens.computeIfAbsent(model, m -> Counter.builder(MATCHED_TOKENS)
-          .description("Prompt tokens found in the chosen replica's cached prefix")
+          .description("Prompt tokens the router took as cached on the chosen replica")
           .baseUnit("tokens")
           .tag("model", m)
           .register(registry))
-          .increment(Math.min(prompt, (long) decision.matchedBlocks() * tokensPerBlock));
+          .increment(Math.round(prompt * decision.scores().cachedFraction()));
     }
     (decision.isRouted() ? selectRouted : selectNotRouted)
         .record(Math.max(0, selectNanos), TimeUnit.NANOSECONDS);

@@ -1,6 +1,7 @@
 package io.affinityrouter.examples.micrometer;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 import io.affinityrouter.ModelState;
 import io.affinityrouter.Replica;
@@ -71,6 +72,27 @@ class MicrometerRoutingListenerTest {
     assertThat(prompt).isEqualTo(3.0 * turn("m", "s1").promptTokenCount());
     // only the second turn found its prefix: at most a third of all prompt tokens matched
     assertThat(matched).isPositive().isLessThanOrEqualTo(prompt / 3);
+  }
+
+  @Test
+  void matchedTokensFollowTheRoutersOwnBlockSize() {
+    try (Router router = AffinityRouter.builder().tokenBlockSize(32).addListener(listener)
+        .build()) {
+      List<Replica> fleet = List.of(Replica.builder("a").build());
+      RoutingRequest turn = RoutingRequest.builder().model("m").sessionId("s1")
+          .promptTokens(java.util.stream.IntStream.range(0, 256).toArray()).build();
+      RoutingDecision first = router.select(turn, fleet);
+      first.lease().close();
+      RoutingDecision second = router.select(turn, fleet);
+      second.lease().close();
+      double matched = registry.get(MicrometerRoutingListener.MATCHED_TOKENS).tag("model", "m")
+          .counter().count();
+      int prompt = turn.promptTokenCount();
+      assertThat(second.matchedBlocks()).isPositive();
+      assertThat(matched).isEqualTo(
+          Math.round(prompt * second.scores().cachedFraction()), within(0.5))
+          .isGreaterThan(16.0 * second.matchedBlocks()); // 32-token blocks, not 16
+    }
   }
 
   @Test
