@@ -10,8 +10,8 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Engine block hashes are not reproducible outside the engine, so the router keys its index on its
  * own chained hash of the stored blocks' token ids and keeps a bounded map from engine hashes to its
- * own, which {@code blocksRemoved} uses. The engine's block size must be a multiple of the router's
- * token block size. Thread-safe; calls for one replica should come in the engine's order.
+ * own, which {@code blocksRemoved} uses. The engine's block size must be a multiple of
+ * {@link #tokensPerBlock()}. Thread-safe; calls for one replica should come in the engine's order.
  */
 public interface PrefixCacheEvents {
 
@@ -39,4 +39,11 @@ public interface PrefixCacheEvents {
 
   /** The engine dropped its whole prefix cache (restart, sleep, reset). */
   void allBlocksCleared(String replicaId);
+
+  /**
+   * Tokens per block of the index the events feed: the router's own block size
+   * ({@code AffinityRouter.Builder#tokenBlockSize}). KV-event subscribers chain engine blocks into
+   * blocks of this size, so a sink that wraps another returns the wrapped one's.
+   */
+  int tokensPerBlock();
 }

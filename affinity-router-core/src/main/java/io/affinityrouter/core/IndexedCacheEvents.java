@@ -113,4 +113,9 @@ final class IndexedCacheEvents implements PrefixCacheEvents {
   private static Long key(int ordinal, long engineHash) {
     return BlockHasher.fmix(engineHash + 0x9E3779B97F4A7C15L * (ordinal + 1));
   }
+
+  @Override
+  public int tokensPerBlock() {
+    return hasher.tokenBlockSize();
+  }
 }

@@ -89,7 +89,7 @@ public class KvEventDecoderBenchmark {
     } else {
       events = new ConsumingSink(blackhole);
     }
-    decoder = KvEventDecoder.create(events, "r7", "m", BLOCK);
+    decoder = KvEventDecoder.create(events, "r7", "m");
   }
 
   /** Decodes one batch (one BlockStored event) and applies it. */
@@ -123,5 +123,10 @@ public class KvEventDecoderBenchmark {
 
     @Override
     public void allBlocksCleared(String replicaId) {}
+
+    @Override
+    public int tokensPerBlock() {
+      return BLOCK;
+    }
   }
 }

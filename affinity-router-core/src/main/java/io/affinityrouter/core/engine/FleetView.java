@@ -3,7 +3,6 @@ package io.affinityrouter.core.engine;
 import io.affinityrouter.PrefixCacheEvents;
 import io.affinityrouter.Replica;
 import io.affinityrouter.core.kvevents.KvEventStats;
-import io.affinityrouter.core.kvevents.KvEventSubscriber;
 import io.affinityrouter.spi.Checks;
 import io.affinityrouter.spi.ReplicaDiscovery;
 import io.affinityrouter.spi.ReplicaEndpoint;
@@ -131,30 +130,22 @@ public final class FleetView implements AutoCloseable {
    * data-parallel ranks), following the discovery, and feeds them to {@code sink}, normally
    * {@code router.cacheEvents()} of the router this view's {@link #wakeListener()} was given to.
    * Needs {@code org.zeromq:jeromq} and {@code org.msgpack:msgpack-core} on the class path
-   * (optional dependencies of the core). Off unless called.
+   * (optional dependencies of the core). Off unless called. Engine blocks or pages are mapped into
+   * blocks of the sink's {@link PrefixCacheEvents#tokensPerBlock()}, the router's own.
    *
-   * @param routerBlockSize the router's token block size (its builder's, 16 by default), into
-   *     which engine blocks or pages are mapped
    * @return this
    * @throws IllegalStateException if started, closed, or already given a sink
-   * @throws IllegalArgumentException if {@code routerBlockSize <= 0}
    */
-  public synchronized FleetView kvEvents(PrefixCacheEvents sink, int routerBlockSize) {
+  public synchronized FleetView kvEvents(PrefixCacheEvents sink) {
     Objects.requireNonNull(sink, "sink");
-    Checks.positive(routerBlockSize, "routerBlockSize");
     if (started.get() || closed.get() || kvEvents != null) {
       throw new IllegalStateException(
           "kvEvents: set after start, after close or twice (expected: once, before start())");
     }
-    KvEventFeeds feeds = new KvEventFeeds(sink, routerBlockSize);
+    KvEventFeeds feeds = new KvEventFeeds(sink);
     kvEvents = feeds;
     state.onEndpoints(feeds::sync);
     return this;
-  }
-
-  /** As {@link #kvEvents(PrefixCacheEvents, int)} for a router with the default block size. */
-  public FleetView kvEvents(PrefixCacheEvents sink) {
-    return kvEvents(sink, KvEventSubscriber.DEFAULT_ROUTER_BLOCK_SIZE);
   }
 
   /**

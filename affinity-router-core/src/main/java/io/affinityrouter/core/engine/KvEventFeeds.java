@@ -21,7 +21,6 @@ import java.util.Set;
  */
 final class KvEventFeeds implements AutoCloseable {
   private final PrefixCacheEvents sink;
-  private final int routerBlockSize;
   private final Map<String, Feed> feeds = new LinkedHashMap<>(); // guarded by this
   private boolean started;
   private boolean closed;
@@ -36,9 +35,8 @@ final class KvEventFeeds implements AutoCloseable {
 
   private record Feed(Key key, KvEventSubscriber subscriber) {}
 
-  KvEventFeeds(PrefixCacheEvents sink, int routerBlockSize) {
+  KvEventFeeds(PrefixCacheEvents sink) {
     this.sink = Objects.requireNonNull(sink, "sink");
-    this.routerBlockSize = routerBlockSize;
   }
 
   /** Starts the subscribers of the endpoints last given to {@link #sync}, and any later ones. */
@@ -79,7 +77,6 @@ final class KvEventFeeds implements AutoCloseable {
           .endpoint(key.events.toString())
           .replayEndpoint(key.replay.map(URI::toString).orElse(null))
           .dataParallelSize(key.ranks)
-          .routerBlockSize(routerBlockSize)
           .build();
       s.start();
       feeds.put(e.id(), new Feed(key, s));

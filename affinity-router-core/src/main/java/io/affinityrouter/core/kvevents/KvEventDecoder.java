@@ -110,29 +110,28 @@ public final class KvEventDecoder {
   }
 
   /**
-   * Creates a decoder that applies one replica's events to {@code sink}.
+   * Creates a decoder that applies one replica's events to {@code sink}, in blocks of the sink's
+   * {@link PrefixCacheEvents#tokensPerBlock()}.
    *
    * @param sink where the events go, normally {@code router.cacheEvents()}
    * @param replicaId the replica the events come from
    * @param model the model its blocks are stored for (as requests name it), or null for none
-   * @param routerBlockSize the router's tokens per block ({@code AffinityRouter.Builder
-   *     #tokenBlockSize}, default 16)
-   * @throws IllegalArgumentException if {@code routerBlockSize} is not positive or
-   *     {@code replicaId} is empty
+   * @throws IllegalArgumentException if {@code replicaId} is empty or the sink's block size is not
+   *     positive
    */
   public static KvEventDecoder create(PrefixCacheEvents sink, String replicaId,
-      @Nullable String model, int routerBlockSize) {
-    return create(sink, replicaId, model, routerBlockSize, new KvEventCounters());
+      @Nullable String model) {
+    return create(sink, replicaId, model, new KvEventCounters());
   }
 
   static KvEventDecoder create(PrefixCacheEvents sink, String replicaId, @Nullable String model,
-      int routerBlockSize, KvEventCounters counters) {
+      KvEventCounters counters) {
     Objects.requireNonNull(sink, "sink");
     Objects.requireNonNull(replicaId, "replicaId");
     if (replicaId.isEmpty()) {
       throw new IllegalArgumentException("replicaId: \"\" (expected: not empty)");
     }
-    Checks.positive(routerBlockSize, "routerBlockSize");
+    int routerBlockSize = Checks.positive(sink.tokensPerBlock(), "tokensPerBlock");
     return new KvEventDecoder(sink, replicaId, model, routerBlockSize, counters);
   }
 

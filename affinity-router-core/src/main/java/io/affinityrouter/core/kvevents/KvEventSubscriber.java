@@ -50,8 +50,6 @@ import org.zeromq.ZContext;
  * {@link #stats()} may be called from any thread.
  */
 public final class KvEventSubscriber implements AutoCloseable {
-  /** Tokens per router block unless {@link Builder#routerBlockSize} says otherwise: {@value}. */
-  public static final int DEFAULT_ROUTER_BLOCK_SIZE = 16;
   /** How long a replay may take unless {@link Builder#replayTimeout} says otherwise: 2 s. */
   public static final Duration DEFAULT_REPLAY_TIMEOUT = Duration.ofSeconds(2);
   /** The first reconnect interval unless {@link Builder#reconnectBackoff} says otherwise: 100 ms. */
@@ -73,7 +71,7 @@ public final class KvEventSubscriber implements AutoCloseable {
     int instance = INSTANCES.incrementAndGet();
     for (int rank = 0; rank < b.dataParallelSize; rank++) {
       KvEventDecoder decoder =
-          KvEventDecoder.create(b.sink, b.replicaId, b.model, b.routerBlockSize, counters);
+          KvEventDecoder.create(b.sink, b.replicaId, b.model, counters);
       Subscription s = new Subscription(context, Endpoints.forRank(b.endpoint, rank),
           b.replayEndpoint == null ? null : Endpoints.forRank(b.replayEndpoint, rank), b.topic,
           b.replayTimeout.toNanos(), b.reconnectBackoff.toMillis(),
@@ -160,7 +158,6 @@ public final class KvEventSubscriber implements AutoCloseable {
     private @Nullable String replayEndpoint;
     private String topic = "";
     private int dataParallelSize = 1;
-    private int routerBlockSize = DEFAULT_ROUTER_BLOCK_SIZE;
     private Duration replayTimeout = DEFAULT_REPLAY_TIMEOUT;
     private Duration reconnectBackoff = DEFAULT_RECONNECT_BACKOFF;
     private Duration maxReconnectBackoff = DEFAULT_MAX_RECONNECT_BACKOFF;
@@ -216,16 +213,6 @@ public final class KvEventSubscriber implements AutoCloseable {
     /** Sets the engine's data-parallel size: one subscription per rank (default 1). */
     public Builder dataParallelSize(int ranks) {
       this.dataParallelSize = Checks.positive(ranks, "dataParallelSize");
-      return this;
-    }
-
-    /**
-     * Sets the router's tokens per block ({@code AffinityRouter.Builder#tokenBlockSize}), default
-     * {@value KvEventSubscriber#DEFAULT_ROUTER_BLOCK_SIZE}: engine blocks smaller than this are
-     * chained into whole router blocks before they reach the sink.
-     */
-    public Builder routerBlockSize(int tokens) {
-      this.routerBlockSize = Checks.positive(tokens, "routerBlockSize");
       return this;
     }
 

@@ -101,8 +101,6 @@ class FleetKvEventsTest {
   void aSinkIsGivenOnceBeforeStart() {
     FleetView fleet = closing(FleetView.builder()
         .endpoint(ReplicaEndpoint.builder("c", NO_METRICS).build()).build());
-    org.assertj.core.api.Assertions.assertThatIllegalArgumentException()
-        .isThrownBy(() -> fleet.kvEvents(sink, 0)).withMessage("routerBlockSize: 0 (expected: > 0)");
     fleet.kvEvents(sink);
     org.assertj.core.api.Assertions.assertThatIllegalStateException()
         .isThrownBy(() -> fleet.kvEvents(sink));

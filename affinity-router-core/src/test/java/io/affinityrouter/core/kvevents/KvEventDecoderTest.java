@@ -29,7 +29,7 @@ class KvEventDecoderTest {
   private static final long BIG = Long.parseUnsignedLong("15760518052499183552"); // > 2^63
 
   private final RecordingSink sink = new RecordingSink();
-  private final KvEventDecoder decoder = KvEventDecoder.create(sink, "r1", "m", 16);
+  private final KvEventDecoder decoder = KvEventDecoder.create(sink, "r1", "m");
 
   private static Batches encoding(boolean maps) {
     return maps ? Batches.maps() : Batches.arrays();
@@ -216,7 +216,8 @@ class KvEventDecoderTest {
 
   @Test
   void pagesOfFourTokensAndLargerEngineBlocks() {
-    KvEventDecoder d8 = KvEventDecoder.create(sink, "r1", null, 8);
+    RecordingSink sink = new RecordingSink(8);
+    KvEventDecoder d8 = KvEventDecoder.create(sink, "r1", null);
     byte[] batch = Batches.maps()
         .stored(new long[] {1, 2}, null, range(0, 8), 4) // two pages in one event
         .stored(new long[] {3}, 2L, range(8, 12), 4)
@@ -278,8 +279,13 @@ class KvEventDecoderTest {
 
       @Override
       public void allBlocksCleared(String replicaId) {}
+
+      @Override
+      public int tokensPerBlock() {
+        return 16;
+      }
     };
-    KvEventDecoder d = KvEventDecoder.create(failing, "r1", null, 16);
+    KvEventDecoder d = KvEventDecoder.create(failing, "r1", null);
     assertThat(d.decode(Batches.arrays().stored(new long[] {1}, null, range(0, 16), 16)
         .removed(1).build())).isTrue();
     assertThat(d.stats().skipped(KvEventSkip.SINK_REJECTED)).isEqualTo(1);
@@ -305,11 +311,28 @@ class KvEventDecoderTest {
   }
 
   @Test
+  void aRouterWithItsOwnBlockSizeIsFedInItsBlocks() {
+    Router router = AffinityRouter.builder().tokenBlockSize(32).build();
+    assertThat(router.cacheEvents().tokensPerBlock()).isEqualTo(32);
+    List<Replica> fleet = Prompts.replicas(4);
+    int[] prompt = Prompts.tokens(5, 512);
+    KvEventDecoder d = KvEventDecoder.create(router.cacheEvents(), "r3", null);
+    long[] engine = java.util.stream.LongStream.rangeClosed(1, 32).toArray(); // 16-token blocks
+    assertThat(d.decode(Batches.arrays().stored(engine, null, prompt, 16).build())).isTrue();
+    RoutingDecision decision =
+        router.select(RoutingRequest.builder().promptTokens(prompt).build(), fleet);
+    decision.lease().close();
+    assertThat(decision.replica().id()).isEqualTo("r3");
+    assertThat(decision.matchedBlocks()).isEqualTo(16); // 512 tokens in blocks of 32
+    assertThat(d.stats().skippedTotal()).isZero();
+  }
+
+  @Test
   void sglangPagesSteerARealRouter() {
     Router router = AffinityRouter.builder().build();
     List<Replica> fleet = Prompts.replicas(4);
     int[] prompt = Prompts.tokens(3, 1024);
-    KvEventDecoder d = KvEventDecoder.create(router.cacheEvents(), "r2", null, 16);
+    KvEventDecoder d = KvEventDecoder.create(router.cacheEvents(), "r2", null);
     Batches b = Batches.maps();
     for (int i = 0; i < 1024; i++) {
       b.stored(new long[] {i + 1}, i == 0 ? null : (long) i, new int[] {prompt[i]}, 1);
@@ -328,10 +351,10 @@ class KvEventDecoderTest {
 
   @Test
   void settingsAreCheckedAtTheBoundary() {
-    assertThatThrownBy(() -> KvEventDecoder.create(sink, "", null, 16))
+    assertThatThrownBy(() -> KvEventDecoder.create(sink, "", null))
         .hasMessage("replicaId: \"\" (expected: not empty)");
-    assertThatThrownBy(() -> KvEventDecoder.create(sink, "r1", null, 0))
-        .hasMessage("routerBlockSize: 0 (expected: > 0)");
+    assertThatThrownBy(() -> KvEventDecoder.create(new RecordingSink(0), "r1", null))
+        .hasMessage("tokensPerBlock: 0 (expected: > 0)");
   }
 
   /** SGLang's array {@code BlockStored}: the seven base fields, then its metadata map, if any. */

@@ -144,7 +144,7 @@ class KvEventSubscriberTest {
     KvEventCounters counters = new KvEventCounters();
     org.zeromq.ZContext context = closing(new org.zeromq.ZContext(1));
     Subscription sub = new Subscription(context, "tcp://127.0.0.1:9", pub.replayEndpoint(), "",
-        PATIENCE.toNanos(), 20, 200, KvEventDecoder.create(sink, "r1", "m", 16, counters),
+        PATIENCE.toNanos(), 20, 200, KvEventDecoder.create(sink, "r1", "m", counters),
         counters, "inproc://monitor-" + restarted);
     sub.connectReplay();
     sub.onMessage(0, Batches.empty());

@@ -9,6 +9,20 @@ import org.jspecify.annotations.Nullable;
 /** A sink that records every call, as text a test can compare. Thread-safe. */
 final class RecordingSink implements PrefixCacheEvents {
   private final List<String> calls = new ArrayList<>();
+  private final int tokensPerBlock;
+
+  RecordingSink() {
+    this(16);
+  }
+
+  RecordingSink(int tokensPerBlock) {
+    this.tokensPerBlock = tokensPerBlock;
+  }
+
+  @Override
+  public int tokensPerBlock() {
+    return tokensPerBlock;
+  }
 
   static String stored(String replica, @Nullable String model, @Nullable Long parent,
       long[] hashes, int[] tokens, int blockSize) {

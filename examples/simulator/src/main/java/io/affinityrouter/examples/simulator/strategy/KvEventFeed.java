@@ -81,7 +81,7 @@ final class KvEventFeed {
   private void deliver(PrefixCacheEvents events, String replicaId, byte[] batch) {
     KvEventDecoder decoder = decoders.computeIfAbsent(events, e -> new HashMap<>())
         .computeIfAbsent(replicaId,
-            id -> KvEventDecoder.create(events, id, null, BLOCK_TOKENS));
+            id -> KvEventDecoder.create(events, id, null));
     if (!decoder.decode(batch)) {
       throw new IllegalStateException("undecodable KV-event batch: " + decoder.stats());
     }
