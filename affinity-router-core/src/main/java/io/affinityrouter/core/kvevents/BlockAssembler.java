@@ -40,8 +40,8 @@ final class BlockAssembler {
   }
 
   /** A {@code BlockStored} of {@code blocks} engine blocks of {@code blockSize} tokens each. */
-  void stored(@Nullable String model, boolean hasParent, long parent, long[] hashes, int blocks,
-      int[] tokens, int tokenCount, int blockSize) {
+  void stored(@Nullable String model, @Nullable String tenant, boolean hasParent, long parent,
+      long[] hashes, int blocks, int[] tokens, int tokenCount, int blockSize) {
     if (blockSize <= 0 || blocks == 0 || (long) blocks * blockSize != tokenCount) {
       counters.skip(KvEventSkip.MALFORMED_EVENT);
       return;
@@ -52,7 +52,7 @@ final class BlockAssembler {
     }
     largestBlock = Math.max(largestBlock, blockSize);
     if (blockSize % routerBlock == 0) {
-      apply(model, hasParent ? parent : null, Arrays.copyOf(hashes, blocks),
+      apply(model, tenant, hasParent ? parent : null, Arrays.copyOf(hashes, blocks),
           Arrays.copyOf(tokens, tokenCount), blockSize);
     } else if (routerBlock % blockSize != 0) {
       counters.skip(KvEventSkip.UNALIGNED_BLOCK_SIZE);
@@ -60,7 +60,8 @@ final class BlockAssembler {
       boolean chained = hasParent;
       long previous = parent;
       for (int b = 0; b < blocks; b++) {
-        if (!page(model, chained, previous, hashes[b], tokens, b * blockSize, blockSize)) {
+        if (!page(model, tenant, chained, previous, hashes[b], tokens, b * blockSize,
+            blockSize)) {
           return;
         }
         chained = true;
@@ -69,8 +70,8 @@ final class BlockAssembler {
     }
   }
 
-  private boolean page(@Nullable String model, boolean hasParent, long parent, long hash,
-      int[] tokens, int from, int length) {
+  private boolean page(@Nullable String model, @Nullable String tenant, boolean hasParent,
+      long parent, long hash, int[] tokens, int from, int length) {
     Pending before = hasParent ? pending.get(parent) : null;
     int have = before == null ? 0 : before.tokens;
     if (have + length > routerBlock) {
@@ -89,14 +90,14 @@ final class BlockAssembler {
     for (Pending p = before; p != null; p = p.previous) {
       System.arraycopy(p.page, 0, block, p.tokens - p.page.length, p.page.length);
     }
-    return apply(model, groupHasParent ? groupParent : null, new long[] {hash}, block,
+    return apply(model, tenant, groupHasParent ? groupParent : null, new long[] {hash}, block,
         routerBlock);
   }
 
-  private boolean apply(@Nullable String model, @Nullable Long parent, long[] hashes, int[] tokens,
-      int blockSize) {
+  private boolean apply(@Nullable String model, @Nullable String tenant, @Nullable Long parent,
+      long[] hashes, int[] tokens, int blockSize) {
     try {
-      sink.blocksStored(replicaId, model, null, parent, hashes, tokens, blockSize);
+      sink.blocksStored(replicaId, model, tenant, parent, hashes, tokens, blockSize);
       return true;
     } catch (RuntimeException e) {
       counters.skip(KvEventSkip.SINK_REJECTED);

@@ -32,13 +32,14 @@ import org.msgpack.value.ValueType;
  * Blocks smaller than the router's block (SGLang pages) are chained into whole router blocks first.
  * A block's {@code lora_name}, when set, is its model (requests for a LoRA adapter name it as
  * their model); one known only by its {@code lora_id} is skipped ({@link KvEventSkip#UNNAMED_LORA}).
- * SGLang's array events may carry a metadata map at position 7 (where vLLM has
- * {@code lora_name}), and its map events a {@code cache_salt}: a salted block is skipped
- * ({@link KvEventSkip#SALTED}), as is one whose {@code extra_keys} hold more than its LoRA name
- * ({@link KvEventSkip#EXTRA_KEYS}: multimodal identifiers, vLLM's cache salt), so a prompt
- * without them never matches it. Everything skipped is counted by {@link KvEventSkip}; a payload that cannot be
- * decoded is counted as a decode error (the events before the damage stay applied) and never
- * throws.
+ * A cache salt puts the blocks in that tenant's chains (the tenant is the salt: a gateway passes
+ * {@code RoutingRequest#tenant()} to the engine as {@code cache_salt}): SGLang's, in its metadata
+ * map at array position 7 (where vLLM has {@code lora_name}) or its map events' {@code cache_salt};
+ * vLLM's, as the one {@code extra_keys} string (besides the LoRA name) on a prompt's first block.
+ * Any other extra key (multimodal identifiers) skips the block ({@link KvEventSkip#EXTRA_KEYS}), so
+ * a text prompt never matches it. Everything skipped is counted by {@link KvEventSkip}; a payload
+ * that cannot be decoded is counted as a decode error (the events before the damage stay applied)
+ * and never throws.
  *
  * <p>Reuses its buffers between payloads; allocates only the arrays handed to the sink. Not
  * thread-safe: one decoder per stream, called from one thread at a time.
@@ -94,12 +95,14 @@ public final class KvEventDecoder {
   private boolean gpu;
   private boolean fullAttention;
   private boolean malformed;
-  private boolean salted;
-  private boolean extraKeyed; // an extra key other than the block's LoRA name
-  private byte[] extraKey = new byte[64]; // the one string extra key seen so far, if any
-  private int extraKeyLength; // -1: none seen
+  private byte[] salt = new byte[64]; // the cache salt: SGLang's, or vLLM's first-block extra key
+  private int saltLength; // -1: none
+  private @Nullable String lastSalt;
+  private byte[] lastSaltBytes = new byte[0];
+  private boolean extraKeyed; // an extra key that is neither the LoRA name nor the salt
   private int group; // group_idx, -1 when absent
   private int loraId; // lora_id, -1 when absent
+  private boolean vllmSalt; // the salt came from extra_keys (so only a prompt's first block has it)
   private long otherGroups; // bit g: group g stores blocks that are not full attention
 
   private KvEventDecoder(PrefixCacheEvents sink, String replicaId, @Nullable String model,
@@ -329,17 +332,16 @@ public final class KvEventDecoder {
           counters.skip(KvEventSkip.NOT_GPU);
         } else if (!fullAttention) {
           counters.skip(KvEventSkip.NOT_FULL_ATTENTION);
-        } else if (salted) {
-          counters.skip(KvEventSkip.SALTED);
         } else if (loraId >= 0 && loraLength < 0) {
           counters.skip(KvEventSkip.UNNAMED_LORA);
-        } else if (extraKeyed || extraKeyLength >= 0 && !extraKeyIsLora()) {
+        } else if (extraKeyed || vllmSalt && hasParent) {
+          // a first-block key past the prompt's first block is not a salt: multimodal
           counters.skip(KvEventSkip.EXTRA_KEYS);
         } else if (tokensUnusable || tokenCount == 0) {
           counters.skip(KvEventSkip.NO_TOKENS);
         } else {
-          assembler.stored(loraLength >= 0 ? lora() : model, hasParent, parent, hashes, hashCount,
-              tokens, tokenCount, blockSize);
+          assembler.stored(loraLength >= 0 ? lora() : model, saltLength >= 0 ? saltText() : null,
+              hasParent, parent, hashes, hashCount, tokens, tokenCount, blockSize);
         }
       }
       case REMOVED -> {
@@ -368,9 +370,9 @@ public final class KvEventDecoder {
     fullAttention = true;
     malformed = false;
     loraLength = -1;
-    salted = false;
+    saltLength = -1;
+    vllmSalt = false;
     extraKeyed = false;
-    extraKeyLength = -1;
     group = -1;
     loraId = -1;
   }
@@ -521,13 +523,35 @@ public final class KvEventDecoder {
       return;
     }
     in.readText();
-    salted |= in.textLength() > 0;
+    if (in.textLength() > 0) {
+      keepSalt();
+    }
+  }
+
+  private void keepSalt() {
+    int n = in.textLength();
+    if (salt.length < n) {
+      salt = new byte[n * 2];
+    }
+    System.arraycopy(in.text(), 0, salt, 0, n);
+    saltLength = n;
+  }
+
+  /** The current event's salt, as a string reused while it does not change. */
+  private String saltText() {
+    if (lastSalt == null
+        || !Arrays.equals(lastSaltBytes, 0, lastSaltBytes.length, salt, 0, saltLength)) {
+      lastSaltBytes = Arrays.copyOf(salt, saltLength);
+      lastSalt = new String(lastSaltBytes, StandardCharsets.UTF_8);
+    }
+    return lastSalt;
   }
 
   /**
    * vLLM's {@code extra_keys}: per block nil or a tuple of what else went into its hash (multimodal
-   * identifiers, the LoRA name, the cache salt on the first block). Only the block's own LoRA name
-   * leaves it matchable by a text prompt of that model; anything else marks the event.
+   * identifiers, the LoRA name, the cache salt on the prompt's first block). The LoRA name leaves a
+   * block matchable by that model's prompts; one string on the event's first block alone is taken
+   * as the salt (its tenant's chain); anything else marks the event.
    */
   private void extraKeys() throws IOException {
     if (in.tryNil()) {
@@ -556,24 +580,18 @@ public final class KvEventDecoder {
           continue;
         }
         in.readText();
-        int n = in.textLength();
-        if (extraKeyLength < 0) {
-          if (extraKey.length < n) {
-            extraKey = new byte[n * 2];
-          }
-          System.arraycopy(in.text(), 0, extraKey, 0, n);
-          extraKeyLength = n;
-        } else if (!Arrays.equals(extraKey, 0, extraKeyLength, in.text(), 0, n)) {
+        if (loraLength >= 0 && Arrays.equals(in.text(), 0, in.textLength(), loraName, 0,
+            loraLength)) {
+          continue;
+        }
+        if (b == 0 && saltLength < 0) {
+          keepSalt();
+          vllmSalt = true;
+        } else {
           extraKeyed = true;
         }
       }
     }
-  }
-
-  /** Whether the one string extra key seen is the event's LoRA name. */
-  private boolean extraKeyIsLora() {
-    return loraLength >= 0
-        && Arrays.equals(extraKey, 0, extraKeyLength, loraName, 0, loraLength);
   }
 
   private void loraName() throws IOException {

@@ -27,13 +27,8 @@ public enum KvEventSkip {
   /** An engine block size that is neither a multiple nor a divisor of the router's block size. */
   UNALIGNED_BLOCK_SIZE,
   /**
-   * A {@code BlockStored} carrying a cache salt (SGLang's {@code cache_salt}): its blocks belong to
-   * that salt's requests only, so a prompt without it must never match them.
-   */
-  SALTED,
-  /**
-   * A {@code BlockStored} whose {@code extra_keys} hold more than its LoRA name (multimodal
-   * identifiers, a cache salt): its blocks never match a text-only prompt.
+   * A {@code BlockStored} whose {@code extra_keys} hold more than its LoRA name and, on a prompt's
+   * first block, one salt (multimodal identifiers): its blocks never match a text-only prompt.
    */
   EXTRA_KEYS,
   /**

@@ -328,6 +328,36 @@ class KvEventDecoderTest {
   }
 
   @Test
+  void aSaltedEventMatchesItsTenantOnlyInARealRouter() throws IOException {
+    Router router = AffinityRouter.builder().build();
+    List<Replica> fleet = Prompts.replicas(4);
+    int[] prompt = Prompts.tokens(9, 256);
+    KvEventDecoder d = KvEventDecoder.create(router.cacheEvents(), "r1", null);
+    MessageBufferPacker p = MessagePack.newDefaultBufferPacker();
+    // SGLang's array form with the metadata map: the whole prompt, salted with tenant "acme"
+    p.packArrayHeader(8).packString("BlockStored").packArrayHeader(16);
+    for (int b = 0; b < 16; b++) {
+      p.packLong(b + 1);
+    }
+    p.packNil().packArrayHeader(256);
+    for (int t : prompt) {
+      p.packInt(t);
+    }
+    p.packInt(16).packNil().packString("GPU").packMapHeader(1).packString("cache_salt")
+        .packString("acme");
+    assertThat(d.decode(Batches.arrays().raw(p.toByteArray()).build())).isTrue();
+    RoutingDecision tenant = router.select(
+        RoutingRequest.builder().tenant("acme").promptTokens(prompt).build(), fleet);
+    tenant.lease().close();
+    RoutingDecision other = router.select(RoutingRequest.builder().promptTokens(prompt).build(),
+        fleet);
+    other.lease().close();
+    assertThat(tenant.replica().id()).isEqualTo("r1");
+    assertThat(tenant.matchedBlocks()).isEqualTo(16);
+    assertThat(other.matchedBlocks()).as("an unsalted prompt never meets salted blocks").isZero();
+  }
+
+  @Test
   void sglangPagesSteerARealRouter() {
     Router router = AffinityRouter.builder().build();
     List<Replica> fleet = Prompts.replicas(4);
@@ -393,7 +423,7 @@ class KvEventDecoderTest {
   }
 
   @Test
-  void sglangSaltedEventsInArrayFormAreSkippedAndTheRestOfTheBatchApplies() throws IOException {
+  void sglangSaltedEventsFeedTheirTenantsChainAndTheRestOfTheBatchApplies() throws IOException {
     byte[] batch = Batches.arrays()
         .raw(sglangStored(1, 0, null, null))
         .raw(sglangStored(2, 16, "tenant-a", "s-1"))
@@ -404,21 +434,28 @@ class KvEventDecoderTest {
     assertThat(decoder.decode(batch)).isTrue();
     assertThat(sink.calls()).containsExactly(
         stored("r1", "m", null, new long[] {1}, range(0, 16), 16),
+        RecordingSink.storedFor("tenant-a", "r1", "m", null, new long[] {2}, range(16, 32), 16),
         stored("r1", "m", null, new long[] {3}, range(32, 48), 16),
+        RecordingSink.storedFor("tenant-b", "r1", "m", null, new long[] {4}, range(0, 16), 16),
         removed("r1", 1));
     KvEventStats stats = decoder.stats();
-    assertThat(stats.skipped(KvEventSkip.SALTED)).isEqualTo(2);
+    assertThat(stats.skippedTotal()).isZero();
     assertThat(stats.decodeErrors()).isZero();
   }
 
   /** vLLM's map {@code BlockStored} of one block with the given extra keys and LoRA name. */
-  private static byte[] vllmStored(long hash, int from, String lora, String... extraKeys)
-      throws IOException {
+  private static byte[] vllmStored(long hash, int from, String lora, Long parent,
+      String... extraKeys) throws IOException {
     MessageBufferPacker p = MessagePack.newDefaultBufferPacker();
     p.packMapHeader(10).packString("type").packString("BlockStored")
         .packString("block_hashes").packArrayHeader(1).packLong(hash)
-        .packString("parent_block_hash").packNil()
-        .packString("token_ids").packArrayHeader(16);
+        .packString("parent_block_hash");
+    if (parent == null) {
+      p.packNil();
+    } else {
+      p.packLong(parent);
+    }
+    p.packString("token_ids").packArrayHeader(16);
     for (int t = from; t < from + 16; t++) {
       p.packInt(t);
     }
@@ -443,17 +480,22 @@ class KvEventDecoderTest {
   }
 
   @Test
-  void blocksWithExtraKeysBeyondTheirLoraNeverMatchTextPrompts() throws IOException {
+  void aFirstBlocksOneExtraKeyIsItsSaltAndAnyOtherExtraKeyNeverMatchesText() throws IOException {
     byte[] batch = Batches.arrays()
-        .raw(vllmStored(1, 0, null))
-        .raw(vllmStored(2, 16, null, "0f3a9c-image-hash"))
-        .raw(vllmStored(3, 32, "adapter-1", "adapter-1"))
-        .raw(vllmStored(4, 48, "adapter-1", "adapter-1", "tenant-salt"))
+        .raw(vllmStored(1, 0, null, null))
+        .raw(vllmStored(2, 16, null, null, "tenant-a")) // the prompt's first block: the salt
+        .raw(vllmStored(3, 32, "adapter-1", null, "adapter-1")) // the LoRA name alone
+        .raw(vllmStored(4, 48, "adapter-1", null, "adapter-1", "tenant-b")) // LoRA and salt
+        .raw(vllmStored(5, 64, null, 4L, "0f3a9c-image")) // past the first block: multimodal
+        .raw(vllmStored(6, 80, null, null, "0f3a9c-image", "tenant-a")) // image and salt
         .build();
     assertThat(decoder.decode(batch)).isTrue();
     assertThat(sink.calls()).containsExactly(
         stored("r1", "m", null, new long[] {1}, range(0, 16), 16),
-        stored("r1", "adapter-1", null, new long[] {3}, range(32, 48), 16));
+        RecordingSink.storedFor("tenant-a", "r1", "m", null, new long[] {2}, range(16, 32), 16),
+        stored("r1", "adapter-1", null, new long[] {3}, range(32, 48), 16),
+        RecordingSink.storedFor("tenant-b", "r1", "adapter-1", null, new long[] {4},
+            range(48, 64), 16));
     assertThat(decoder.stats().skipped(KvEventSkip.EXTRA_KEYS)).isEqualTo(2);
     assertThat(decoder.stats().decodeErrors()).isZero();
   }
@@ -507,7 +549,7 @@ class KvEventDecoderTest {
     }
     p.packInt(16).packInt(3);
     byte[] batch = Batches.arrays().raw(p.toByteArray())
-        .raw(vllmStored(7, 16, "adapter-3", "adapter-3")).build();
+        .raw(vllmStored(7, 16, "adapter-3", null, "adapter-3")).build();
     assertThat(decoder.decode(batch)).isTrue();
     assertThat(sink.calls()).containsExactly(
         stored("r1", "adapter-3", null, new long[] {7}, range(16, 32), 16));

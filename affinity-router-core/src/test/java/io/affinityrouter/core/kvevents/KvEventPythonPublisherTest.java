@@ -204,14 +204,18 @@ class KvEventPythonPublisherTest {
         cleared("r1"),
         stored("r1", "m", null, new long[] {115}, range(0, 16), 16));
     sink.reset();
-    // vLLM's extra keys: a multimodal block never meets a text prompt; an empty entry is plain text
-    String image = storedJson("[8]", "null", 0, 16, 16).replace("}",
+    // vLLM's extra keys: the cache salt on a prompt's first block puts it in that tenant's chain;
+    // a multimodal key past it never meets a text prompt; an empty entry is plain text
+    String salted = storedJson("[8]", "null", 0, 16, 16).replace("}",
+        ", \"extra_keys\": [[\"tenant-a\"]]}");
+    String image = storedJson("[10]", "8", 16, 32, 16).replace("}",
         ", \"extra_keys\": [[\"0f3a9c-image\"]]}");
     String text = storedJson("[9]", "null", 16, 32, 16).replace("}", ", \"extra_keys\": [null]}");
-    publish("publish", image, text);
-    awaitCalls(1);
-    assertThat(sink.calls()).containsExactly(stored("r1", "m", null, new long[] {9}, range(16, 32),
-        16));
+    publish("publish", salted, image, text);
+    awaitCalls(2);
+    assertThat(sink.calls()).containsExactly(
+        RecordingSink.storedFor("tenant-a", "r1", "m", null, new long[] {8}, range(0, 16), 16),
+        stored("r1", "m", null, new long[] {9}, range(16, 32), 16));
     KvEventStats stats = subscriber.stats();
     assertThat(stats.skipped(KvEventSkip.EXTRA_KEYS)).isEqualTo(1);
     assertThat(stats.gaps()).isEqualTo(2);

@@ -38,12 +38,20 @@ final class RecordingSink implements PrefixCacheEvents {
     return "cleared " + replica;
   }
 
+  /** As {@link #stored}, for blocks of a tenant's (salted) chain. */
+  static String storedFor(String tenant, String replica, @Nullable String model,
+      @Nullable Long parent, long[] hashes, int[] tokens, int blockSize) {
+    return stored(replica, model, parent, hashes, tokens, blockSize) + " tenant=" + tenant;
+  }
+
   @Override
   public synchronized void blocksStored(String replicaId, @Nullable String model,
       @Nullable String tenant, @Nullable Long parentEngineHash, long[] engineBlockHashes,
       int[] tokenIds, int engineBlockSize) {
-    calls.add(stored(replicaId, model, parentEngineHash, engineBlockHashes, tokenIds,
-        engineBlockSize));
+    calls.add(tenant == null
+        ? stored(replicaId, model, parentEngineHash, engineBlockHashes, tokenIds, engineBlockSize)
+        : storedFor(tenant, replicaId, model, parentEngineHash, engineBlockHashes, tokenIds,
+            engineBlockSize));
   }
 
   @Override
