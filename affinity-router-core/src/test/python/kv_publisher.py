@@ -19,7 +19,9 @@ as vllm/distributed/kv_events.py does: --replay-framing vllm (vLLM since PR #451
 legacy (vLLM before it, SGLang) sends [identity, "", seq, payload] and ends with
 [identity, "", -1, ""].
 
-Encoding: with msgspec (as vLLM), the event structs are declared as vLLM declares them:
+Encoding: --encoding sglang declares SGLang's structs (array_like; a salted BlockStored, an
+event with "cache_salt", is SGLang's BlockStoredWithMetadata). Otherwise, with msgspec (as vLLM),
+the event structs are declared as vLLM declares them:
 --encoding array gives msgspec.Struct(array_like=True, omit_defaults=True, tag=True) for the batch
 and the events (vLLM before 0.26), --encoding map gives map structs tagged under "type" (vLLM
 0.26+). Without msgspec, msgpack is used and the same layouts are built by hand.
@@ -85,6 +87,44 @@ def declare_structs(array_like: bool):
                         "AllBlocksCleared": AllBlocksCleared}
 
 
+def declare_sglang_structs():
+    """The event structs as SGLang declares them: array_like, a salted BlockStored carrying a
+    BlockStoredMetadata map after its seven base fields (SGLang 0.5.18+)."""
+
+    class EventBatch(msgspec.Struct, array_like=True, gc=False):
+        ts: float
+        events: list[Any]
+        attn_dp_rank: Optional[int] = None
+
+    class KVCacheEvent(msgspec.Struct, array_like=True, gc=False, tag=True):
+        pass
+
+    class BlockStoredMetadata(msgspec.Struct, omit_defaults=True, gc=False):
+        cache_salt: str
+
+    class BlockStored(KVCacheEvent):
+        block_hashes: list[int]
+        parent_block_hash: Optional[int]
+        token_ids: list[int]
+        block_size: int
+        lora_id: Optional[int]
+        medium: Optional[str] = None
+
+    class BlockStoredWithMetadata(BlockStored, tag="BlockStored", kw_only=True):
+        metadata: BlockStoredMetadata
+
+    class BlockRemoved(KVCacheEvent):
+        block_hashes: list[int]
+        medium: Optional[str] = None
+
+    class AllBlocksCleared(KVCacheEvent):
+        pass
+
+    return EventBatch, BlockStoredMetadata, BlockStoredWithMetadata, {
+        "BlockStored": BlockStored, "BlockRemoved": BlockRemoved,
+        "AllBlocksCleared": AllBlocksCleared}
+
+
 # Field order and defaults of each event, for the msgpack fallback: the bytes msgspec emits.
 FIELDS = {
     "BlockStored": [("block_hashes", None, True), ("parent_block_hash", None, True),
@@ -115,14 +155,39 @@ def normalise(event: dict) -> dict:
 
 
 class Encoder:
-    def __init__(self, array_like: bool):
-        self.array_like = array_like
-        if msgspec is not None:
-            self.batch_type, self.event_types = declare_structs(array_like)
+    def __init__(self, encoding: str):
+        self.array_like = encoding != "map"
+        self.sglang = encoding == "sglang"
+        if self.sglang and msgspec is None:
+            raise SystemExit("--encoding sglang needs msgspec")
+        if self.sglang:
+            (self.batch_type, self.metadata_type, self.salted_type,
+             self.event_types) = declare_sglang_structs()
             self.encoder = msgspec.msgpack.Encoder()
+        elif msgspec is not None:
+            self.batch_type, self.event_types = declare_structs(self.array_like)
+            self.encoder = msgspec.msgpack.Encoder()
+
+    def encode_sglang(self, ts: float, events: list[dict]) -> bytes:
+        structs = []
+        for e in events:
+            tag = e.pop("type")
+            salt = e.pop("cache_salt", None)
+            cls = self.event_types[tag]
+            names = cls.__struct_fields__
+            required = len(names) - len(cls.__struct_defaults__)
+            fields = {k: e.get(k) for i, k in enumerate(names) if i < required or k in e}
+            if salt is not None:
+                structs.append(self.salted_type(**fields,
+                                                metadata=self.metadata_type(cache_salt=salt)))
+            else:
+                structs.append(cls(**fields))
+        return self.encoder.encode(self.batch_type(ts=ts, events=structs, attn_dp_rank=0))
 
     def encode(self, ts: float, events: list[dict]) -> bytes:
         events = [normalise(e) for e in events]
+        if self.sglang:
+            return self.encode_sglang(ts, events)
         if msgspec is not None:
             structs = []
             for e in events:
@@ -157,7 +222,7 @@ class Encoder:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--encoding", choices=["array", "map"], required=True)
+    parser.add_argument("--encoding", choices=["array", "map", "sglang"], required=True)
     parser.add_argument("--topic", default="")
     parser.add_argument("--replay-framing", choices=["vllm", "legacy"], default="vllm")
     args = parser.parse_args()
@@ -170,7 +235,7 @@ def main() -> None:
     router.setsockopt(zmq.LINGER, 0)
     replay_port = router.bind_to_random_port("tcp://127.0.0.1")
 
-    encoder = Encoder(args.encoding == "array")
+    encoder = Encoder(args.encoding)
     topic = args.topic.encode("utf-8")
     buffer: deque = deque(maxlen=10_000)
     lock = threading.Lock()

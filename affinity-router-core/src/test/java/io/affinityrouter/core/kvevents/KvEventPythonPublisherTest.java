@@ -26,8 +26,9 @@ import org.junit.jupiter.params.provider.CsvSource;
 /**
  * The subscriber against an independent publisher: {@code src/test/python/kv_publisher.py}, which
  * declares the event structs as vLLM does (msgspec) and serves replays on a ROUTER socket as vLLM
- * does, in both of vLLM's encodings, with gaps, a replay, a replay that cannot close its gap, and
- * SGLang-style one-token pages.
+ * does, in both of vLLM's encodings and both replay framings, with gaps, a replay, a replay that
+ * cannot close its gap, and SGLang-style one-token pages; and with SGLang's own structs, salted
+ * (its metadata map at array position 7) and not.
  *
  * <p>Python is {@code -Dkv.publisher.python}, else {@code $KV_PUBLISHER_PYTHON}, else the virtual
  * environment {@code .ci/run} makes ({@code ../.kv-venv/bin/python}), else {@code python3}; it needs
@@ -223,6 +224,55 @@ class KvEventPythonPublisherTest {
     assertThat(stats.replayFailures()).isEqualTo(1);
     assertThat(stats.skipped(KvEventSkip.NOT_GPU)).isEqualTo(1);
     assertThat(stats.decodeErrors()).isZero();
+  }
+
+  /** Starts kv_publisher.py with {@code args} and a subscriber on it, connected. */
+  private void startPublisher(String... args) throws Exception {
+    String python = python();
+    requirePython(python);
+    List<String> command = new ArrayList<>(List.of(python, "src/test/python/kv_publisher.py"));
+    command.addAll(List.of(args));
+    process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+    out = new BufferedReader(new InputStreamReader(process.getInputStream(),
+        StandardCharsets.UTF_8));
+    in = new java.io.OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
+    String[] ready = out.readLine().split(" ");
+    assertThat(ready[0]).isEqualTo("ready");
+    subscriber = KvEventSubscriber.builder(sink).replicaId("r1").model("m")
+        .endpoint("tcp://127.0.0.1:" + ready[1]).replayEndpoint("tcp://127.0.0.1:" + ready[2])
+        .build();
+    subscriber.start();
+    long deadline = System.nanoTime() + PATIENCE.toNanos();
+    while (subscriber.stats().batches() == 0) { // a SUB socket misses what precedes its connection
+      assertThat(System.nanoTime() - deadline).as("subscriber connected").isNegative();
+      publish("publish");
+      long until = System.nanoTime() + 20_000_000;
+      while (subscriber.stats().batches() == 0 && System.nanoTime() - until < 0) {
+        Thread.yield();
+      }
+    }
+  }
+
+  @org.junit.jupiter.api.Test
+  void sglangsOwnStructsSaltedAndNot() throws Exception {
+    startPublisher("--encoding", "sglang", "--replay-framing", "legacy");
+    String plain = "{\"type\": \"BlockStored\", \"block_hashes\": [1], \"parent_block_hash\": null,"
+        + " \"token_ids\": " + tokens(0, 16) + ", \"block_size\": 16, \"lora_id\": null,"
+        + " \"medium\": \"GPU\"}";
+    String salted = plain.replace("[1]", "[2]").replace("}", ", \"cache_salt\": \"acme\"}");
+    publish("publish", plain, salted, "{\"type\": \"BlockRemoved\", \"block_hashes\": [1],"
+        + " \"medium\": \"GPU\"}");
+    publish("lose", plain.replace("[1]", "[3]"));
+    publish("publish", plain.replace("[1]", "[4]")); // a gap: 3 is replayed
+    awaitCalls(5);
+    assertThat(sink.calls()).containsExactly(
+        stored("r1", "m", null, new long[] {1}, range(0, 16), 16),
+        RecordingSink.storedFor("acme", "r1", "m", null, new long[] {2}, range(0, 16), 16),
+        removed("r1", 1),
+        stored("r1", "m", null, new long[] {3}, range(0, 16), 16),
+        stored("r1", "m", null, new long[] {4}, range(0, 16), 16));
+    assertThat(subscriber.stats().decodeErrors()).isZero();
+    assertThat(subscriber.stats().skippedTotal()).isZero();
   }
 
   private static int[] range(int from, int to) {
