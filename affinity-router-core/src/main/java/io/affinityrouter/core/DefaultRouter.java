@@ -50,11 +50,8 @@ final class DefaultRouter implements Router {
     this.hasher = new BlockHasher(b.tokenBlockSize, b.textBlockChars, b.maxPromptBlocks, b.hashSeed);
     this.index = new PrefixIndex(b.prefixIndexEntries, clock::millis);
     this.tracker = new LoadTracker(PrefixIndex.MAX_ORDINALS - 1, clock);
-    this.events = new IndexedCacheEvents(index, hasher, id -> {
-      ReplicaState state = tracker.state(id);
-      state.markCacheEvents();
-      return state.ordinal();
-    }, b.prefixIndexEntries);
+    this.events = new IndexedCacheEvents(index, hasher, id -> tracker.state(id).ordinal(),
+        b.prefixIndexEntries);
     this.listeners = new Listeners(b.listeners);
     CostModel costModel = new CostModel(b.engineProfile);
     TopKPicker picker = new TopKPicker(b.topK, TopKPicker.EPSILON_SECONDS,

@@ -1,6 +1,7 @@
 package io.affinityrouter.core;
 
 import static io.affinityrouter.core.PrefixIndex.EVICTION_SAMPLES;
+import static io.affinityrouter.core.PrefixIndex.EXACT_BIT;
 import static io.affinityrouter.core.PrefixIndex.HOLDERS;
 import static io.affinityrouter.core.PrefixIndex.HOLDERS_MASK;
 import static io.affinityrouter.core.PrefixIndex.HOLDER_MASK;
@@ -21,7 +22,8 @@ final class IndexSegment {
   // Three arrays, each under G1's humongous threshold at the default bound (see PrefixIndex).
   private final long[] keys; // [i] = hash (0 = empty)
   private final long[] metaWords; // [i] = stamp << 48 | holders
-  private final long[] ages; // [i] = 16 bits per holder position: its last record, in seconds
+  // [i] = 16 bits per holder position: its last record in seconds (15 bits), and EXACT_BIT
+  private final long[] ages;
   private final int[] recorded; // [i] = tick of the entry's last record
   private final int capacity;
   private final int maxSize;
@@ -80,12 +82,20 @@ final class IndexSegment {
 
   /** The tick of {@code slot}'s last record of the entry, or {@link #NOT_FOUND}. */
   long holderTick(long hash, int slot) {
+    return holderTick(hash, slot, false);
+  }
+
+  /**
+   * As {@link #holderTick(long, int)}; with {@code exactIsNow}, {@link Long#MAX_VALUE} for a holder
+   * the engine's events reported (it holds the block until they say otherwise).
+   */
+  long holderTick(long hash, int slot, boolean exactIsNow) {
     long stamp = lock.tryOptimisticRead();
-    long result = findHolderTick(hash, slot);
+    long result = findHolderTick(hash, slot, exactIsNow);
     if (!lock.validate(stamp)) {
       stamp = lock.readLock();
       try {
-        result = findHolderTick(hash, slot);
+        result = findHolderTick(hash, slot, exactIsNow);
       } finally {
         lock.unlockRead(stamp);
       }
@@ -93,7 +103,7 @@ final class IndexSegment {
     return result;
   }
 
-  private long findHolderTick(long hash, int slot) {
+  private long findHolderTick(long hash, int slot, boolean exactIsNow) {
     int i = indexOf(hash);
     if (i < 0) {
       return NOT_FOUND;
@@ -102,6 +112,9 @@ final class IndexSegment {
     int position = positionOf(holders, slot);
     if (position < 0) {
       return NOT_FOUND;
+    }
+    if (exactIsNow && ((ages[i] >>> (16 * position)) & EXACT_BIT) != 0) {
+      return Long.MAX_VALUE;
     }
     if ((holders >>> (12 * (position + 1))) == 0) {
       return recorded[i]; // the most recent holder: the entry's own time
@@ -145,7 +158,8 @@ final class IndexSegment {
     return Integer.MIN_VALUE;
   }
 
-  void add(long hash, int slot, int tick) {
+  /** Records {@code slot} as the block's most recent holder; {@code exact}: by the engine's event. */
+  void add(long hash, int slot, int tick, boolean exact) {
     long stamp = lock.writeLock();
     try {
       if (++ops >= tickEvery) {
@@ -154,7 +168,7 @@ final class IndexSegment {
       }
       int i = indexOf(hash);
       if (i >= 0) {
-        recordHolder(i, slot, tick);
+        recordHolder(i, slot, tick, exact);
         return;
       }
       if (size >= maxSize) {
@@ -165,7 +179,7 @@ final class IndexSegment {
       keys[free] = hash;
       metaWords[free] = ((long) clock << 48) | slot;
       recorded[free] = tick;
-      ages[free] = (tick / TICKS_PER_SECOND) & SECONDS_MASK;
+      ages[free] = ((tick / TICKS_PER_SECOND) & SECONDS_MASK) | (exact ? EXACT_BIT : 0);
       size++;
     } finally {
       lock.unlockWrite(stamp);
@@ -178,7 +192,7 @@ final class IndexSegment {
    * {@value #PrefixIndex.MAX_HOLDER_LAG_SECONDS} s (which 16 bits cannot tell from a recent one) is dropped,
    * as is the least recent of a full set.
    */
-  private void recordHolder(int i, int slot, int tick) {
+  private void recordHolder(int i, int slot, int tick, boolean exact) {
     long holders = metaWords[i] & HOLDERS_MASK;
     long times = ages[i];
     int newest = Math.max(recorded[i], tick);
@@ -187,9 +201,12 @@ final class IndexSegment {
     long keptTimes = 0;
     int kept = 0;
     int position = 0;
+    boolean wasExact = false;
     for (long h = holders; h != 0; h >>>= 12, position++) {
       long s = h & HOLDER_MASK;
+      long flag = (times >>> (16 * position)) & EXACT_BIT;
       if (s == slot) {
+        wasExact = flag != 0; // a router's record of a block the engine reported keeps it exact
         continue;
       }
       long own = (h >>> 12) == 0 ? recorded[i] / TICKS_PER_SECOND
@@ -198,7 +215,7 @@ final class IndexSegment {
         continue;
       }
       keptHolders |= s << (12 * kept);
-      keptTimes |= (own & SECONDS_MASK) << (16 * kept);
+      keptTimes |= ((own & SECONDS_MASK) | flag) << (16 * kept);
       kept++;
     }
     if (kept == HOLDERS) {
@@ -208,7 +225,8 @@ final class IndexSegment {
     }
     long own = tick / TICKS_PER_SECOND;
     metaWords[i] = ((long) clock << 48) | keptHolders | ((long) slot << (12 * kept));
-    ages[i] = keptTimes | ((own & SECONDS_MASK) << (16 * kept));
+    ages[i] = keptTimes
+        | (((own & SECONDS_MASK) | (exact || wasExact ? EXACT_BIT : 0)) << (16 * kept));
     recorded[i] = newest;
   }
 

@@ -59,8 +59,10 @@ final class PrefixIndex {
   /** Ticks per second of a holder's own last-record time: {@value}. */
   static final int TICKS_PER_SECOND = (int) (1000 / STAMP_MILLIS);
   /** The most a holder's last record may lag the block's newest one, seconds: {@value}. */
-  static final int MAX_HOLDER_LAG_SECONDS = 0xFFFF;
-  static final long SECONDS_MASK = 0xFFFFL;
+  static final int MAX_HOLDER_LAG_SECONDS = 0x7FFF;
+  static final long SECONDS_MASK = 0x7FFFL;
+  /** In a holder's 16 bits: the engine's own events say it holds the block (no ageing). */
+  static final long EXACT_BIT = 0x8000L;
 
   private final IndexSegment[] segments = new IndexSegment[SEGMENTS];
   private final long maxEntries;
@@ -208,14 +210,14 @@ final class PrefixIndex {
     int tick = tick(millis.getAsLong());
     int known = Math.max(0, Math.min(knownDepth, n));
     for (int i = known; i < n; i++) {
-      segmentFor(hashes[i]).add(hashes[i], ordinal + 1, tick);
+      segmentFor(hashes[i]).add(hashes[i], ordinal + 1, tick, false);
     }
     if (known > 0) {
       int last = -1;
       for (int level = 0; last != 0; level++) {
         int p = ((known - 1) >>> level) << level;
         if (p != last) {
-          segmentFor(hashes[p]).add(hashes[p], ordinal + 1, tick);
+          segmentFor(hashes[p]).add(hashes[p], ordinal + 1, tick, false);
           last = p;
         }
       }
@@ -226,7 +228,8 @@ final class PrefixIndex {
    * The depth of the part of {@code hashes[0..depth)} that replica {@code ordinal} was recorded as
    * holding within {@code maxAgeMillis}: the deepest of the blocks {@link #record} refreshes
    * ({@code depth - 1} rounded down to multiples of 1, 2, 4, ...) whose last record <em>for that
-   * replica</em> is that recent, plus one; 0 if none is. Recording a prompt refreshes its whole
+   * replica</em> is that recent, or which the engine's own events reported ({@link #add}: held
+   * until they remove it), plus one; 0 if none is. Recording a prompt refreshes its whole
    * prefix in a real prefix cache, so a recent block vouches for the blocks before it; another
    * replica's record of the same blocks says nothing about this one's copy. Costs
    * {@code O(log depth)} probes.
@@ -239,7 +242,9 @@ final class PrefixIndex {
     for (int level = 0; depth > 0 && last != 0; level++) {
       int p = ((depth - 1) >>> level) << level;
       if (p != last) {
-        long age = ageMillis(hashes[p], ordinal, nowMillis);
+        long recorded = segmentFor(hashes[p]).holderTick(hashes[p], ordinal + 1, true);
+        long age = recorded == NOT_FOUND ? -1
+            : Math.max(0, tick(nowMillis) - recorded) * STAMP_MILLIS;
         if (age >= 0 && age <= maxAgeMillis) {
           return p + 1;
         }
@@ -286,7 +291,7 @@ final class PrefixIndex {
   /** Adds replica {@code ordinal} as the most recent holder of one block (for exact cache events). */
   void add(long hash, int ordinal) {
     checkOrdinal(ordinal);
-    segmentFor(hash).add(hash, ordinal + 1, tick(millis.getAsLong()));
+    segmentFor(hash).add(hash, ordinal + 1, tick(millis.getAsLong()), true);
   }
 
   /** Removes replica {@code ordinal} from one block's holders; drops the block when none is left. */

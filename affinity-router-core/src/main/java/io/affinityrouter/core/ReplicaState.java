@@ -34,7 +34,6 @@ final class ReplicaState {
   private long workStampMillis; // when the queue head last made known progress
   private double written; // tokens sent to be written to the KV cache, decayed; under workLock
   private long writtenStampMillis;
-  private volatile boolean cacheEvents;
   private volatile long engineCounter = -1; // the engine's kvWrittenTokens last seen
   private double engineWritten; // the counter's increments, decayed; under workLock
   private long engineStampMillis;
@@ -352,18 +351,6 @@ final class ReplicaState {
     }
     return rate > 0 ? Math.max(0, capacity - (double) inFlightTokens()) / rate
         : Double.POSITIVE_INFINITY;
-  }
-
-  /** Notes that the replica's KV cache events reach the router: its prefix index entries are exact. */
-  void markCacheEvents() {
-    if (!cacheEvents) {
-      cacheEvents = true;
-    }
-  }
-
-  /** Whether the replica's KV cache events reach the router. */
-  boolean hasCacheEvents() {
-    return cacheEvents;
   }
 
   void learnDecodeRate(double tokensPerSecond) {

@@ -70,7 +70,7 @@ final class Score {
       sel.matched[i] = ord >= 0 ? s.depthByOrdinal[ord] : 0;
       ReplicaLoad load = r.load();
       state.observeEngineWritten(load.kvWrittenTokens(), now);
-      if (sel.matched[i] > 0 && !state.hasCacheEvents()) {
+      if (sel.matched[i] > 0) { // exact (event-reported) blocks do not age; the router's own do
         sel.matched[i] = residentDepth(sel.hashes, sel.matched[i], load, state, now);
       }
       int running = CostModel.running(load, state);
@@ -123,8 +123,8 @@ final class Score {
    * How much of a matched prefix the replica probably still holds. Its KV cache evicts the least
    * recently used blocks, so a block this router last sent there longer ago than the cache takes to
    * turn over is taken as gone ({@link PrefixIndex#freshDepth}). The write rate is the engine's own
-   * when its load carries a write counter, else what this router sends there; KV events, when they
-   * reach the router, replace the estimate.
+   * when its load carries a write counter, else what this router sends there. Blocks the engine's
+   * KV events reported are held until they remove them, so only the router's own records age.
    */
   private int residentDepth(long[] hashes, int depth, ReplicaLoad load, ReplicaState state,
       long now) {

@@ -125,9 +125,16 @@ class AffinityBudgetTest {
     assertThat(aged.scores().cachedFraction()).isZero();
     aged.lease().complete(100);
 
-    // Once the replica's KV events reach the router, its index entries are exact and never aged.
-    router.cacheEvents().blocksRemoved("x", new long[] {42L});
-    clock.advance(Duration.ofSeconds(10));
+    // Blocks the engine's KV events report are exact: held until removed, never aged; a prompt
+    // only the router recorded there still ages.
+    int[] routedOnly = tokens(300, 8192);
+    router.select(anonymous(routedOnly), only).lease().complete(100);
+    router.cacheEvents().blocksStored("x", null, null, null,
+        java.util.stream.LongStream.rangeClosed(1, 8192 / 16).toArray(), prompt, 16);
+    clock.advance(Duration.ofSeconds(60));
+    assertThat(router.select(anonymous(routedOnly), only).matchedBlocks()).isZero();
+    assertThat(router.select(anonymous(prompt), only).matchedBlocks()).isEqualTo(8192 / 16);
+    clock.advance(Duration.ofMinutes(10));
     assertThat(router.select(anonymous(prompt), only).matchedBlocks()).isEqualTo(8192 / 16);
   }
 

@@ -145,6 +145,26 @@ class PrefixIndexTest {
   }
 
   @Test
+  void blocksTheEnginesEventsReportedNeverAgeAndRecordsKeepThemSo() {
+    long[] now = {5_000_000};
+    PrefixIndex index = new PrefixIndex(1 << 14, () -> now[0]);
+    long[] p = chain(31, 64);
+    for (long h : p) {
+      index.add(h, 0); // replica 0's engine reported them
+    }
+    index.record(p, 64, 1, 0); // replica 1 only by the router's own decision
+    index.record(p, 64, 0, 64); // a decision for replica 0 refreshes, and keeps, its exact copy
+    now[0] += 3_600_000;
+    assertThat(index.freshDepth(p, 64, 30_000, now[0], 0)).isEqualTo(64);
+    assertThat(index.freshDepth(p, 64, 30_000, now[0], 1)).isZero();
+    index.add(p[63], 2); // other holders come and go; replica 0's copy stays exact
+    index.remove(p[63], 2);
+    assertThat(index.freshDepth(p, 64, 30_000, now[0], 0)).isEqualTo(64);
+    index.remove(p[63], 0); // until the engine removes it: the block before still vouches
+    assertThat(index.freshDepth(p, 64, 30_000, now[0], 0)).isEqualTo(63);
+  }
+
+  @Test
   void eachHolderKeepsItsOwnRecordTime() {
     long[] now = {5_000_000};
     PrefixIndex index = new PrefixIndex(1 << 14, () -> now[0]);
