@@ -11,8 +11,9 @@ import java.util.function.LongSupplier;
  * Entries live in {@value #SEGMENTS} segments (picked by a hash's top bits), each an open-addressing
  * table of three {@code long}s per slot: the block hash; a word holding up to {@value #HOLDERS}
  * replica ordinals (12 bits each, most recently used last) plus a 16-bit coarse access stamp (an
- * operation count, for the LRU); and each holder's last record, 16 bits of seconds per holder,
- * read relative to the block's newest record ({@link #ageMillis(long, int, long)}), whose time sits
+ * operation count, for the LRU); and per holder 16 bits: its last record in 15 bits of seconds,
+ * and whether the engine's KV events reported it ({@link #add}: such a holder does not age), read
+ * relative to the block's newest record ({@link #ageMillis(long, int, long)}), whose time sits
  * in an {@code int} beside the table in {@value #STAMP_MILLIS} ms ticks of the index's clock. A
  * holder whose last record is more than {@value #MAX_HOLDER_LAG_SECONDS} s older than the block's
  * newest one is dropped. No object per entry: about 38 bytes of heap per entry at the 0.75 fill the

@@ -79,6 +79,14 @@ class GatewayLeaseTest {
           }
         });
     fleet.gateways.add(g);
+    // one answered request first: the gateway knows the backend and its model (a busy machine
+    // may not have read the model list yet, which would make the request below a 503)
+    long deadline = System.nanoTime() + 30_000_000_000L;
+    while (client.post(g.baseUrl(), CHAT, "warm",
+        new Conversation("warm", TestFleet.MODEL, "hi").next(4, false)).status() != 200) {
+      assertThat(System.nanoTime() - deadline).as("the backend answered").isNegative();
+      Thread.sleep(50);
+    }
     fleet.backends.get(0).close();
     ChatClient.Reply r = client.post(g.baseUrl(), CHAT, "x",
         new Conversation("x", TestFleet.MODEL, "hi").next(4, false));
