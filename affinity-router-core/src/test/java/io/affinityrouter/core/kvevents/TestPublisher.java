@@ -57,29 +57,6 @@ final class TestPublisher implements AutoCloseable {
     thread.start();
   }
 
-  /**
-   * Closes {@code old} and binds a new publisher on its ports that goes on with its stream: the
-   * same buffered batches and numbers (a publisher socket that restarted, not its engine).
-   */
-  static TestPublisher reopened(TestPublisher old) {
-    Object[][] buffered;
-    long next;
-    synchronized (old) {
-      buffered = old.buffer.toArray(new Object[0][]);
-      next = old.seq;
-    }
-    old.close();
-    TestPublisher p = new TestPublisher(new String(old.topic,
-        java.nio.charset.StandardCharsets.UTF_8), old.port, old.replayPort, old.framing);
-    synchronized (p) {
-      for (Object[] entry : buffered) {
-        p.buffer.addLast(entry);
-      }
-      p.seq = next;
-    }
-    return p;
-  }
-
   static TestPublisher start() {
     return new TestPublisher("", 0, 0);
   }
