@@ -39,9 +39,7 @@ import org.zeromq.ZContext;
  * within {@link Builder#replayTimeout}, or the publisher no longer holds them), the replica's
  * exact index is dropped ({@link PrefixCacheEvents#allBlocksCleared}) so the router falls back to
  * its approximate locality instead of trusting a stale view. Sequence numbers that start over (a
- * restarted engine) drop it too, and so does a restarted engine that reached the number expected
- * next: after a reconnect the first batch is checked against the publisher's copy of the last one
- * applied. Lost connections are re-established by ZeroMQ with a back-off from
+ * restarted engine) drop it too. Lost connections are re-established by ZeroMQ with a back-off from
  * {@link Builder#reconnectBackoff}'s initial to its maximum interval; socket errors rebuild the
  * sockets after the same back-off. Nothing the publisher sends makes the subscriber throw: damaged
  * messages and events are counted in {@link #stats()} and skipped.

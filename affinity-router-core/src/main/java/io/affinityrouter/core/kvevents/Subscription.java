@@ -49,7 +49,6 @@ final class Subscription implements Runnable {
   private long heldSeq; // a message that broke the sequence, until the next one tells
   private byte @Nullable [] heldPayload;
   private long heldAtNanos;
-  private boolean verifyNext; // after a reconnect: is the next batch still the same stream?
   private int connections;
 
   Subscription(ZContext context, String endpoint, @Nullable String replayEndpoint, String topic,
@@ -110,7 +109,9 @@ final class Subscription implements Runnable {
       monitor.setLinger(0);
       monitor.connect(monitorAddress);
       sub.connect(endpoint);
-      connectReplay();
+      if (replayEndpoint != null) {
+        dealer(); // connected ahead of the first gap: a request sent while connecting can be lost
+      }
       while (running) {
         countConnections(monitor);
         byte[] topicFrame = sub.recv();
@@ -149,7 +150,6 @@ final class Subscription implements Runnable {
     while ((event = ZMQ.Event.recv(monitor, ZMQ.DONTWAIT)) != null) {
       if (event.getEvent() == ZMQ.EVENT_CONNECTED && connections++ > 0) {
         counters.reconnects.increment();
-        reconnected();
       }
     }
   }
@@ -206,12 +206,6 @@ final class Subscription implements Runnable {
         return;
       }
     }
-    if (verifyNext && seq == expected) {
-      verifyNext = false;
-      if (replayEndpoint != null && lastPayload != null && sameStreamAfterReconnect(seq, payload)) {
-        return;
-      }
-    }
     if (expected < 0 || seq == expected) {
       if (seq >= duplicatesTo) {
         duplicatesFrom = duplicatesTo = 0;
@@ -257,34 +251,6 @@ final class Subscription implements Runnable {
     expected = next;
     duplicatesFrom = gapStart;
     duplicatesTo = next;
-  }
-
-  /** A restarted engine may have reached the number expected next: verify the next batch. */
-  void reconnected() {
-    verifyNext = true;
-  }
-
-  /**
-   * After a reconnect the next number alone cannot tell a continuation from a restarted engine that
-   * reached it: the publisher's copy of the last batch applied decides (the replay's check). Applies
-   * the batch either way; returns true when it did.
-   */
-  private boolean sameStreamAfterReconnect(long seq, byte[] payload) {
-    long next = replay(seq, seq);
-    if (next < 0) {
-      counters.restarts.increment();
-      decoder.clear();
-      duplicatesFrom = duplicatesTo = 0;
-      apply(seq, payload);
-      return true;
-    }
-    if (next == seq) {
-      return false; // the same stream, the batch not yet applied: the usual path applies it
-    }
-    expected = next;
-    duplicatesFrom = seq;
-    duplicatesTo = next;
-    return true;
   }
 
   private void apply(long seq, byte[] payload) {
@@ -426,13 +392,6 @@ final class Subscription implements Runnable {
   private static void request(ZMQ.Socket socket, long start) {
     socket.sendMore(new byte[0]);
     socket.send(toBytes(start));
-  }
-
-  /** Connects the replay socket ahead of the first gap: a request sent while connecting can be lost. */
-  void connectReplay() {
-    if (replayEndpoint != null) {
-      dealer();
-    }
   }
 
   private ZMQ.Socket dealer() {

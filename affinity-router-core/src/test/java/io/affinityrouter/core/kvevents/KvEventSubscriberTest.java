@@ -130,46 +130,6 @@ class KvEventSubscriberTest {
     assertThat(s.stats().gaps()).isZero();
   }
 
-  /**
-   * After a reconnect, a publisher whose next number is the one expected: the old stream's last
-   * batch at its place in the publisher's buffer (same stream) or another batch (a restarted
-   * engine that reached the number).
-   */
-  private List<String> afterAReconnect(boolean restarted) {
-    TestPublisher pub = closing(TestPublisher.start());
-    byte[] second = batch(2); // the bytes the old stream sent (each build has its own timestamp)
-    pub.lose(Batches.empty());
-    pub.lose(batch(1));
-    pub.lose(restarted ? Batches.empty() : second);
-    KvEventCounters counters = new KvEventCounters();
-    org.zeromq.ZContext context = closing(new org.zeromq.ZContext(1));
-    Subscription sub = new Subscription(context, "tcp://127.0.0.1:9", pub.replayEndpoint(), "",
-        PATIENCE.toNanos(), 20, 200, KvEventDecoder.create(sink, "r1", "m", counters),
-        counters, "inproc://monitor-" + restarted);
-    sub.connectReplay();
-    sub.onMessage(0, Batches.empty());
-    sub.onMessage(1, batch(1));
-    sub.onMessage(2, second);
-    sub.reconnected();
-    long next = pub.lose(batch(5));
-    assertThat(next).isEqualTo(3);
-    sub.onMessage(3, batch(5));
-    sub.stop();
-    return sink.calls();
-  }
-
-  @Test
-  void aRestartedEngineThatReachedTheExpectedNumberIsNotTakenForTheOldStream() {
-    assertThat(afterAReconnect(true)).containsExactly(storedCall(1), storedCall(2),
-        cleared("r1"), stored("r1", "m", 4L, new long[] {5}, block(5), 16));
-  }
-
-  @Test
-  void theSameStreamAfterAReconnectGoesOn() {
-    assertThat(afterAReconnect(false)).containsExactly(storedCall(1), storedCall(2),
-        stored("r1", "m", 4L, new long[] {5}, block(5), 16));
-  }
-
   @Test
   void aGarbageSequenceNumberIsDroppedAndTheStreamGoesOn() {
     TestPublisher pub = closing(TestPublisher.start());
