@@ -144,31 +144,7 @@ class KvEventPythonPublisherTest {
   @ParameterizedTest(name = "encoding {0}, replay framing {1}")
   @CsvSource({"array, legacy", "map, legacy", "array, vllm", "map, vllm"})
   void eventsGapsAndReplaysFromVllmsWireFormat(String encoding, String framing) throws Exception {
-    String python = python();
-    requirePython(python);
-    process = new ProcessBuilder(python, "src/test/python/kv_publisher.py", "--encoding",
-        encoding, "--replay-framing", framing, "--topic", "kv@pod-1@m")
-        .redirectError(ProcessBuilder.Redirect.INHERIT).start();
-    out = new BufferedReader(new InputStreamReader(process.getInputStream(),
-        StandardCharsets.UTF_8));
-    in = new java.io.OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
-    String[] ready = out.readLine().split(" ");
-    assertThat(ready[0]).isEqualTo("ready");
-    System.out.println("kv_publisher.py codec: " + ready[3]);
-    subscriber = KvEventSubscriber.builder(sink).replicaId("r1").model("m")
-        .topic("kv@pod-1@m").endpoint("tcp://127.0.0.1:" + ready[1])
-        .replayEndpoint("tcp://127.0.0.1:" + ready[2])
-        .build();
-    subscriber.start();
-    long deadline = System.nanoTime() + PATIENCE.toNanos();
-    while (subscriber.stats().batches() == 0) { // a SUB socket misses what precedes its connection
-      assertThat(System.nanoTime() - deadline).as("subscriber connected").isNegative();
-      publish("publish");
-      long until = System.nanoTime() + 20_000_000;
-      while (subscriber.stats().batches() == 0 && System.nanoTime() - until < 0) {
-        Thread.yield();
-      }
-    }
+    startPublisher("--encoding", encoding, "--replay-framing", framing, "--topic", "kv@pod-1@m");
     String digest = "00".repeat(24) + "0102030405060708";
     long last8 = 0x0102030405060708L;
     // a uint64 hash above 2^63 and a 32-byte hash (its last 8 bytes)
@@ -228,6 +204,12 @@ class KvEventPythonPublisherTest {
 
   /** Starts kv_publisher.py with {@code args} and a subscriber on it, connected. */
   private void startPublisher(String... args) throws Exception {
+    String topic = "";
+    for (int i = 0; i + 1 < args.length; i++) {
+      if (args[i].equals("--topic")) {
+        topic = args[i + 1];
+      }
+    }
     String python = python();
     requirePython(python);
     List<String> command = new ArrayList<>(List.of(python, "src/test/python/kv_publisher.py"));
@@ -238,7 +220,8 @@ class KvEventPythonPublisherTest {
     in = new java.io.OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
     String[] ready = out.readLine().split(" ");
     assertThat(ready[0]).isEqualTo("ready");
-    subscriber = KvEventSubscriber.builder(sink).replicaId("r1").model("m")
+    System.out.println("kv_publisher.py codec: " + ready[3]);
+    subscriber = KvEventSubscriber.builder(sink).replicaId("r1").model("m").topic(topic)
         .endpoint("tcp://127.0.0.1:" + ready[1]).replayEndpoint("tcp://127.0.0.1:" + ready[2])
         .build();
     subscriber.start();
