@@ -399,6 +399,7 @@ final class Subscription implements Runnable {
       ZMQ.Socket socket = context.createSocket(SocketType.DEALER);
       socket.setLinger(0);
       socket.setReceiveTimeOut(POLL_MILLIS);
+      socket.setSendTimeOut(POLL_MILLIS); // with no connected peer a DEALER send blocks; resends cover it
       socket.connect(replayEndpoint);
       dealer = socket;
     }
