@@ -12,7 +12,9 @@
  *       queued work (in memory for one JVM, Redis for many);
  *   <li>{@link io.affinityrouter.spi.ReplicaDiscovery}: where a fleet view's replicas
  *       ({@link io.affinityrouter.spi.ReplicaEndpoint}s) come from: a fixed list, Kubernetes, a
- *       service registry.
+ *       service registry;
+ *   <li>{@link io.affinityrouter.spi.Tokenizer}: turns a chat or completion request into the
+ *       token ids the engine computes, so the router hashes the blocks the engine caches.
  * </ul>
  *
  * <p>Scorers, filters and listeners are registered on the router's builder or discovered with
