@@ -7,10 +7,9 @@ import java.util.concurrent.CompletableFuture;
  * template included, so that the router hashes the same blocks the engine caches and publishes in
  * its KV events. Text hashed any other way never meets those events.
  *
- * <p>The library has two: one in process, from the model's {@code tokenizer.json} and chat
- * template ({@code io.affinityrouter.core.tokenize.TemplateTokenizer}), and one that asks the
- * engine ({@code io.affinityrouter.core.tokenize.EngineTokenizer}, vLLM's and SGLang's
- * {@code POST /tokenize}). Implementations are thread-safe.
+ * <p>An implementation renders the model's chat template and encodes with the model's
+ * tokenizer, in process or by asking the engine (vLLM's {@code POST /tokenize}); the library
+ * does not ship one yet. Implementations are thread-safe.
  *
  * <p>{@link #tokenize} never throws: the future completes with the ids, or exceptionally with
  * {@link TokenizerException} when the request cannot be tokenized (a template that rejects the
