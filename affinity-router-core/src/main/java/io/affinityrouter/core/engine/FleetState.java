@@ -14,13 +14,15 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.function.Consumer;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -41,6 +43,10 @@ final class FleetState {
   private volatile Consumer<List<ReplicaEndpoint>> onEndpoints = e -> {}; // KV-event feeds
   private Map<String, TrackedReplica> tracked = new LinkedHashMap<>(); // guarded by lock
   private volatile List<Replica> snapshot = List.of();
+  private final List<Consumer<? super List<Replica>>> snapshotListeners =
+      new CopyOnWriteArrayList<>();
+  private final AtomicLong lastListenerLog =
+      new AtomicLong(Long.MIN_VALUE);
   final CompletableFuture<List<Replica>> first = new CompletableFuture<>();
 
   FleetState(FleetSettings settings, HttpClient client, ScheduledExecutorService scheduler,
@@ -55,6 +61,26 @@ final class FleetState {
 
   List<Replica> snapshot() {
     return snapshot;
+  }
+
+  void addSnapshotListener(Consumer<? super List<Replica>> listener) {
+    snapshotListeners.add(listener);
+  }
+
+  private void published(List<Replica> list) {
+    for (Consumer<? super List<Replica>> l : snapshotListeners) {
+      try {
+        l.accept(list);
+      } catch (RuntimeException e) { // the listener's own failure: scraping goes on
+        long now = System.nanoTime();
+        long last = lastListenerLog.get();
+        if ((last == Long.MIN_VALUE || now - last >= 10_000_000_000L)
+            && lastListenerLog.compareAndSet(last, now)) {
+          System.getLogger(FleetView.class.getName()).log(System.Logger.Level.WARNING,
+              "a snapshot listener failed (logged at most every 10 s)", e);
+        }
+      }
+    }
   }
 
   /** The tracked replica with this id, if any. */
@@ -243,6 +269,8 @@ final class FleetState {
     }
     s.cancelAll();
     List<Replica> firstList = null;
+    List<Replica> before = snapshot;
+    List<Replica> after = before;
     synchronized (lock) {
       if (t.inFlight == s) {
         t.inFlight = null;
@@ -250,9 +278,13 @@ final class FleetState {
       if (!closed.get() && tracked.get(t.endpoint.id()) == t) {
         update.run();
         firstList = publish();
+        after = snapshot;
       }
     }
     completeFirst(firstList);
+    if (after != before && !snapshotListeners.isEmpty()) {
+      published(after); // outside the lock, on the scrape's thread
+    }
     s.done.complete(null);
   }
 

@@ -30,6 +30,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.DoubleSupplier;
 import java.util.function.LongSupplier;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -202,6 +203,19 @@ public final class FleetView implements AutoCloseable {
    */
   public CompletionStage<List<Replica>> firstSnapshot() {
     return state.first.minimalCompletionStage();
+  }
+
+  /**
+   * Calls {@code listener} with every new snapshot, on the thread whose scrape changed it, outside
+   * the view's locks: for a router's {@link io.affinityrouter.Router#refresh}, so requests held
+   * for room are offered again when a scrape shows some. A listener that throws is logged, at most
+   * every 10 s, and still called for later snapshots. Keep it short: scrapes wait for it.
+   *
+   * @return this view
+   */
+  public FleetView addSnapshotListener(Consumer<? super List<Replica>> listener) {
+    state.addSnapshotListener(Objects.requireNonNull(listener, "listener"));
+    return this;
   }
 
   /** Whether {@link #firstSnapshot()} has completed normally: some replica has been scraped. */

@@ -97,6 +97,28 @@ class FleetViewTest {
   }
 
   @Test
+  void snapshotListenersSeeEveryNewSnapshotOnceAndOneThatThrowsDoesNotStopThem() throws Exception {
+    fleet = FleetView.builder().scrapeTimeout(java.time.Duration.ofSeconds(10))
+        .endpoint(ReplicaEndpoint.of("a", vllm.uri().toString())).build();
+    List<List<Replica>> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+    fleet.addSnapshotListener(list -> {
+      throw new IllegalStateException("a broken listener");
+    });
+    fleet.addSnapshotListener(seen::add);
+    List<Replica> first = now(fleet);
+    assertThat(seen).singleElement().isSameAs(first);
+    now(fleet); // the same figures: no new snapshot, no call
+    assertThat(seen).hasSize(1);
+    vllm.metrics(fixture(EngineServer.VLLM_V1).replace(
+        "vllm:num_requests_waiting{engine=\"0\",model_name=\"Qwen/Qwen3-0.6B\"} 0.0",
+        "vllm:num_requests_waiting{engine=\"0\",model_name=\"Qwen/Qwen3-0.6B\"} 3.0"));
+    List<Replica> changed = now(fleet);
+    assertThat(seen).hasSize(2);
+    assertThat(seen.get(1)).isSameAs(changed);
+    assertThat(seen.get(1).get(0).load().waitingRequests()).isEqualTo(3);
+  }
+
+  @Test
   void outputRatesComeFromTheCounterBetweenScrapesOnTheInjectedTicker() throws Exception {
     String v0 = fixture(EngineServer.VLLM_V0);
     String counter = "vllm:generation_tokens_total{model_name=\"Qwen/Qwen2.5-Coder-1.5B-Instruct\"} ";
