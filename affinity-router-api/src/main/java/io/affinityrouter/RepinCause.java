@@ -8,7 +8,13 @@ public enum RepinCause {
   REPLICA_UNHEALTHY,
   /** The bound replica does not serve the request's model awake any more. */
   MODEL_UNAVAILABLE,
-  /** The bound replica is at its in-flight request or token limit. */
+  /**
+   * The bound replica is at its in-flight request or token limit.
+   *
+   * @deprecated no longer given: a returning turn whose replica is at its limit waits for it (or
+   *     is refused as {@link RoutingReason#ALL_AT_LIMIT}); moving it would recompute its context.
+   */
+  @Deprecated
   REPLICA_AT_LIMIT,
   /**
    * The bound replica's estimated time to first token, even with the session's cache, exceeds the

@@ -17,8 +17,9 @@ public interface Router extends AutoCloseable {
 
   /**
    * Chooses a replica for the request among {@code replicas} and, when routed, opens a
-   * {@link RequestLease} on it. May wait for the binding store up to the router's store timeout; use
-   * {@link #selectAsync} on event-loop threads.
+   * {@link RequestLease} on it. May wait for the binding store up to the router's store timeout,
+   * and, when the router holds the request because the fleet is saturated, until it is admitted or
+   * refused at its hold deadline; use {@link #selectAsync} on event-loop threads.
    *
    * @param request the request
    * @param replicas the replicas to choose from, as the gateway currently knows them (may be empty:
@@ -29,13 +30,29 @@ public interface Router extends AutoCloseable {
   RoutingDecision select(RoutingRequest request, List<Replica> replicas);
 
   /**
-   * As {@link #select}, without blocking the calling thread: the stage completes when the binding
-   * store answers or the store timeout expires (then with a degraded decision). The stage never
+   * As {@link #select}, without blocking the calling thread: the stage completes when the request
+   * is admitted and the binding store answers or the store timeout expires (then with a degraded
+   * decision). A request the router holds completes when it is admitted, or as
+   * {@link RoutingReason#ALL_AT_LIMIT} at its hold deadline; no thread waits for it meanwhile.
+   * When the client goes away, cancel the stage ({@code toCompletableFuture().cancel(false)}): a
+   * held request leaves the queue, and one admitted meanwhile has its lease closed. The stage never
    * completes exceptionally for a routing outcome.
    *
    * @throws IllegalArgumentException if two replicas share an id
    */
   CompletionStage<RoutingDecision> selectAsync(RoutingRequest request, List<Replica> replicas);
+
+  /**
+   * Tells the router the replicas' current state without routing anything (call it after a
+   * metrics scrape): requests it holds are offered again against it. Cheap; does nothing when
+   * nothing is held.
+   */
+  default void refresh(List<Replica> replicas) {}
+
+  /** Requests this router holds now, waiting for room in the fleet ({@code 0} if it holds none). */
+  default int heldRequests() {
+    return 0;
+  }
 
   /**
    * Returns a copy of the request whose prompt is replaced by its chained block hashes, as this

@@ -13,6 +13,7 @@ import java.time.InstantSource;
 import java.util.Map;
 import java.util.Objects;
 import java.util.ServiceLoader;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.random.RandomGenerator;
 
@@ -71,6 +72,12 @@ public final class AffinityRouter {
     public static final Duration DEFAULT_FLEET_LEASE_TIME = Duration.ofMinutes(10);
     /** Default bound on sessions a router remembers while the store is down: {@value}. */
     public static final long DEFAULT_REMEMBERED_SESSIONS = 100_000;
+    /** Suggested bound on held requests per router ({@link #holdQueue}): {@value}. */
+    public static final int DEFAULT_MAX_HELD_REQUESTS = 10_000;
+    /** Suggested bound on the bytes held requests take per router (their hashes): 64 MiB. */
+    public static final long DEFAULT_MAX_HELD_BYTES = 64L << 20;
+    /** Suggested longest hold before a request is refused as {@code ALL_AT_LIMIT}: 5 s. */
+    public static final Duration DEFAULT_MAX_HOLD = Duration.ofSeconds(5);
 
     private final RouterSettings settings = new RouterSettings();
 
@@ -212,6 +219,49 @@ public final class AffinityRouter {
     }
 
     /**
+     * Holds requests back when the fleet is saturated, up to {@code maxRequests} and
+     * {@code maxBytes} (suggested: {@value #DEFAULT_MAX_HELD_REQUESTS},
+     * {@link #DEFAULT_MAX_HELD_BYTES}), each for at most {@code maxWait} (suggested:
+     * {@link #DEFAULT_MAX_HOLD}). Off by default.
+     *
+     * <p>New work (a request without a session, or the first turn this router sees of one) is held
+     * when even the cheapest replica has more than a second of work queued ahead of it; a returning
+     * turn always goes to its replica, and waits in the queue only while that replica is at its
+     * in-flight limit (it is never moved because the fleet is busy). Held requests are admitted
+     * fairly across tenants by tokens and in arrival order within a tenant, when a lease closes or
+     * sees its first token, or when {@link Router#refresh} brings new loads; one still held after
+     * {@code maxWait} is refused as {@code ALL_AT_LIMIT} with the at-limit Retry-After, and so is
+     * one that finds the queue full. {@code selectAsync} completes on admission and holds no thread
+     * meanwhile; {@code select} waits on the calling thread.
+     *
+     * @throws IllegalArgumentException if a bound is not positive
+     */
+    public Builder holdQueue(int maxRequests, long maxBytes, Duration maxWait) {
+      settings.maxHeldRequests = Checks.positive(maxRequests, "maxHeldRequests");
+      settings.maxHeldBytes = Checks.positive(maxBytes, "maxHeldBytes");
+      settings.maxHold = Checks.positive(maxWait, "maxHold");
+      return this;
+    }
+
+    /**
+     * Turns holding off (the default): a request that finds every replica at its limit is refused
+     * at once as {@code ALL_AT_LIMIT}, and new work is routed however busy the fleet is.
+     */
+    public Builder noHoldQueue() {
+      settings.maxHeldRequests = 0;
+      return this;
+    }
+
+    /**
+     * Sets the scheduler that refuses held requests at their deadline (default: one daemon thread
+     * shared by the JVM's routers). The caller owns it; refusals complete on its thread.
+     */
+    public Builder holdScheduler(ScheduledExecutorService scheduler) {
+      settings.holdScheduler = Objects.requireNonNull(scheduler, "scheduler");
+      return this;
+    }
+
+    /**
      * Sets how many sessions this router remembers locally (default
      * {@value #DEFAULT_REMEMBERED_SESSIONS}): while the binding store is down, a remembered session
      * keeps the replica the store last confirmed; others fall back to rendezvous hashing.
@@ -324,6 +374,12 @@ public final class AffinityRouter {
       settings.affinityBudgetQuantile = quantile;
       settings.holderSavingsMultiple = Checks.nonNegativeFinite(holderSavingsMultiple,
           "holderSavingsMultiple");
+      return this;
+    }
+
+    /** For tests: the queue seconds ahead of new work past which it is held (default 1 s). */
+    Builder holdWaitSeconds(double seconds) {
+      settings.holdWaitSeconds = Checks.nonNegativeFinite(seconds, "holdWaitSeconds");
       return this;
     }
 

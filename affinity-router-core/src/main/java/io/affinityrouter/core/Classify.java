@@ -46,6 +46,7 @@ final class Classify {
     for (int i = 0; i < sel.size; i++) {
       Replica r = replicas.get(i);
       ReplicaState state = tracker.state(r.id());
+      state.seen(r);
       int ord = state.ordinal();
       if (ord >= 0) {
         if (s.seenEpoch[ord] == epoch) {

@@ -96,6 +96,14 @@ final class Decide {
     return d;
   }
 
+  /** A returning turn whose bound replica is at its limit: refused, the session stays pinned. */
+  RoutingDecision atLimit(Selection sel) {
+    RoutingDecision d = RoutingDecision.notRouted(RoutingReason.ALL_AT_LIMIT, atLimitRetryAfter,
+        null);
+    notify(sel, d);
+    return d;
+  }
+
   /** Why no replica takes the request: at limit, waking the model, loading, or none. */
   RoutingDecision notRouted(Selection sel) {
     boolean atLimit = false;

@@ -5,12 +5,17 @@ import io.affinityrouter.PromptKind;
 import io.affinityrouter.Replica;
 import io.affinityrouter.Router;
 import io.affinityrouter.RoutingDecision;
+import io.affinityrouter.RoutingReason;
 import io.affinityrouter.RoutingRequest;
+import io.affinityrouter.spi.BindingKey;
 import io.affinityrouter.spi.BindingStore;
 import io.affinityrouter.spi.LoadExchange;
+import java.time.Duration;
 import java.time.InstantSource;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -41,7 +46,23 @@ final class DefaultRouter implements Router {
   private final FleetGate fleetGate;
   private final ThreadLocal<Selection.Scratch> scratch;
   private final int topK;
+  private final CostModel costModel;
+  private final AdmissionQueue admission; // null: nothing is held
+  private final double holdWaitSeconds;
   private final AtomicBoolean closed = new AtomicBoolean();
+
+  /**
+   * Estimated queue seconds ahead of a new request on the cheapest replica past which it is held:
+   * {@value}.
+   */
+  static final double HOLD_WAIT_SECONDS = 1.0;
+
+  /**
+   * What a stage returns for "hold this request": never returned to a caller, compared by
+   * identity.
+   */
+  static final RoutingDecision HELD =
+      RoutingDecision.notRouted(RoutingReason.ALL_AT_LIMIT, Duration.ZERO, null);
 
   DefaultRouter(RouterSettings b, BindingStore store, boolean ownsStore) {
     InstantSource clock = b.clock;
@@ -54,6 +75,11 @@ final class DefaultRouter implements Router {
         b.prefixIndexEntries);
     this.listeners = new Listeners(b.listeners);
     CostModel costModel = new CostModel(b.engineProfile);
+    this.costModel = costModel;
+    this.holdWaitSeconds = b.holdWaitSeconds;
+    this.admission = b.maxHeldRequests == 0 ? null : new AdmissionQueue(b.maxHeldRequests,
+        b.maxHeldBytes, b.maxHold, b.atLimitRetryAfter, clock,
+        b.holdScheduler != null ? () -> b.holdScheduler : HoldScheduler::shared, listeners);
     TopKPicker picker = new TopKPicker(b.topK, TopKPicker.EPSILON_SECONDS,
         TopKPicker.EPSILON_FRACTION, b.rampUp.toMillis(), b.minRampWeight);
     this.topK = picker.k();
@@ -80,8 +106,12 @@ final class DefaultRouter implements Router {
     RepinPolicy policy = new RepinPolicy(costModel, budget, limits, b.recomputeWeight,
         RepinPolicy.SAVINGS_MULTIPLE, RepinPolicy.SLACK_SECONDS);
     this.pinning = new Pinning(storeClient, writer, score, policy, limits, hasher,
-        decide, listeners, b.rememberedSessions, b.bindingTtl, clock);
+        decide, listeners, b.rememberedSessions, b.bindingTtl, clock, admission != null);
     this.scratch = ThreadLocal.withInitial(this::newScratch);
+    if (admission != null) {
+      admission.offerWith(this::offer);
+      tracker.onFreed(admission::signal);
+    }
   }
 
   /**
@@ -97,17 +127,86 @@ final class DefaultRouter implements Router {
   @Override
   public RoutingDecision select(RoutingRequest request, List<Replica> replicas) {
     long start = listeners.isEmpty() ? 0 : System.nanoTime();
+    if (admission != null && !admission.isEmpty() && waitsBehindHeld(request)) {
+      return hold(request, replicas, start).toCompletableFuture().join();
+    }
     Outcome o = route(request, replicas, start);
-    return fleetGate == null ? o.join()
+    RoutingDecision d = fleetGate == null ? o.join()
         : fleetGate.gate(request, o, start).toCompletableFuture().join();
+    return d == HELD ? hold(request, replicas, start).toCompletableFuture().join() : d;
   }
 
   @Override
   public CompletionStage<RoutingDecision> selectAsync(RoutingRequest request,
       List<Replica> replicas) {
     long start = listeners.isEmpty() ? 0 : System.nanoTime();
+    if (admission != null && !admission.isEmpty() && waitsBehindHeld(request)) {
+      return hold(request, replicas, start);
+    }
     Outcome o = route(request, replicas, start);
-    return fleetGate == null ? o.stage() : fleetGate.gate(request, o, start);
+    CompletionStage<RoutingDecision> stage =
+        fleetGate == null ? o.stage() : fleetGate.gate(request, o, start);
+    if (admission == null) {
+      return stage;
+    }
+    CompletableFuture<RoutingDecision> f = stage.toCompletableFuture();
+    if (f.isDone() && !f.isCompletedExceptionally()) {
+      return f.join() == HELD ? hold(request, replicas, start) : f;
+    }
+    return f.thenCompose(d -> d == HELD ? hold(request, replicas, start)
+        : CompletableFuture.completedFuture(d));
+  }
+
+  /**
+   * Whether the request is new work (no session, or one this router has not routed), which queues
+   * behind the held requests; a returning turn goes to its replica.
+   */
+  private boolean waitsBehindHeld(RoutingRequest request) {
+    if (request.sessionId().isEmpty()) {
+      return true;
+    }
+    return !pinning.knows(new BindingKey(request.model().orElse(""),
+        request.tenant().orElse(""), request.sessionId().get()));
+  }
+
+  /** Holds the request (its prompt reduced to hashes) until there is room, or its deadline. */
+  private CompletionStage<RoutingDecision> hold(RoutingRequest request, List<Replica> replicas,
+      long start) {
+    RoutingRequest hashed = prehash(request);
+    int expected = hashed.expectedOutputTokens() > 0 ? hashed.expectedOutputTokens()
+        : (int) Math.round(tracker.outputTokensPerRequest());
+    return admission.hold(hashed, List.copyOf(replicas),
+        (long) hashed.promptTokenCount() + expected, start == 0 ? System.nanoTime() : start);
+  }
+
+  /** Routes a held request again, against the newest replica snapshots seen since it was held. */
+  private CompletionStage<RoutingDecision> offer(AdmissionQueue.Held h) {
+    List<Replica> held = h.replicas;
+    Replica[] fresh = new Replica[held.size()];
+    for (int i = 0; i < fresh.length; i++) {
+      Replica r = held.get(i);
+      fresh[i] = tracker.state(r.id()).latest(r);
+    }
+    List<Replica> replicas = Arrays.asList(fresh);
+    long start = listeners.isEmpty() ? 0 : h.startNanos;
+    Outcome o = route(h.request, replicas, start);
+    return fleetGate == null ? o.stage() : fleetGate.gate(h.request, o, start);
+  }
+
+  @Override
+  public int heldRequests() {
+    return admission == null ? 0 : admission.size();
+  }
+
+  @Override
+  public void refresh(List<Replica> replicas) {
+    Objects.requireNonNull(replicas, "replicas");
+    for (Replica r : replicas) {
+      tracker.state(r.id()).seen(r);
+    }
+    if (admission != null) {
+      admission.signal();
+    }
   }
 
   private Outcome route(RoutingRequest request, List<Replica> replicas, long start) {
@@ -149,14 +248,33 @@ final class DefaultRouter implements Router {
     sel.candidate = preferred >= 0 ? preferred : pick.run(sel, s);
     if (sel.candidate < 0) {
       // No replica takes new work; a session bound to a draining one still goes there.
-      return sel.key != null && sel.any(Selection.DRAINING)
-          ? pinning.boundOnly(sel) : sel.decided(decide.notRouted(sel));
+      if (sel.key != null && sel.any(Selection.DRAINING)) {
+        return pinning.boundOnly(sel);
+      }
+      return sel.decided(admission != null && sel.any(Selection.AT_LIMIT) ? HELD
+          : decide.notRouted(sel));
     }
     decide.wakeIfBusy(sel);
+    if (admission != null && (sel.key == null || !pinning.knows(sel.key)) && saturated(sel)) {
+      sel.states[sel.candidate].cancelAcquire(sel.requestTokens);
+      return sel.decided(HELD);
+    }
     if (sel.key == null) {
       return sel.decided(decide.best(sel, sel.candidate));
     }
     return pinning.run(sel);
+  }
+
+  /**
+   * Whether even the candidate, the cheapest replica, has more work queued ahead of a new request
+   * than the hold threshold: its estimated queue without the running sequences' term (the
+   * sessions a replica holds are not work waiting), the KV-wait term included.
+   */
+  private boolean saturated(Selection sel) {
+    int c = sel.candidate;
+    double running = costModel.runningSeconds(
+        CostModel.running(sel.replicas.get(c).load(), sel.states[c]));
+    return sel.queue[c] - running > holdWaitSeconds;
   }
 
   @Override
@@ -175,7 +293,13 @@ final class DefaultRouter implements Router {
 
   @Override
   public void close() {
-    if (closed.compareAndSet(false, true) && ownsStore) {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    if (admission != null) {
+      admission.close();
+    }
+    if (ownsStore) {
       store.close();
     }
   }

@@ -37,7 +37,7 @@ final class FleetGate {
 
   CompletionStage<RoutingDecision> gate(RoutingRequest request, Outcome outcome, long startNanos) {
     return outcome.stage().thenCompose(d -> admit(d)).thenApply(d -> {
-      if (!listeners.isEmpty()) {
+      if (d != DefaultRouter.HELD && !listeners.isEmpty()) {
         listeners.decision(request, d, System.nanoTime() - startNanos);
       }
       return d;

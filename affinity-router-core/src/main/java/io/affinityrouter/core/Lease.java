@@ -50,6 +50,7 @@ final class Lease implements RequestLease {
       firstTokenMillis = tracker.nowMillis();
       state.prefillDone(prefillTokens);
       state.workDoneThrough(queuePlace, firstTokenMillis);
+      tracker.freed();
     }
   }
 
@@ -64,13 +65,18 @@ final class Lease implements RequestLease {
     }
     if (previous != CLOSED) {
       tracker.completed(state, outputTokens, startMillis, firstTokenMillis);
+      tracker.freed();
     }
   }
 
   @Override
   public void close() {
-    if (release() == OPEN) {
+    int previous = release();
+    if (previous == OPEN) {
       state.withdrawWork(prefillSeconds);
+    }
+    if (previous != CLOSED) {
+      tracker.freed();
     }
   }
 

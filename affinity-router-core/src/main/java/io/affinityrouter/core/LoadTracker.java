@@ -34,6 +34,7 @@ final class LoadTracker {
   private final InstantSource clock;
   private final Ewma outputTokensPerRequest = new Ewma(0.05, OUTPUT_TOKENS_PRIOR);
   private final Ewma uncachedPromptTokensPerRequest = new Ewma(0.05, PROMPT_TOKENS_PRIOR);
+  private volatile Runnable onFreed; // the admission queue's signal, if the router holds requests
 
   /**
    * Creates a tracker.
@@ -44,6 +45,19 @@ final class LoadTracker {
   LoadTracker(int maxReplicas, InstantSource clock) {
     this.maxReplicas = maxReplicas;
     this.clock = clock;
+  }
+
+  /** Runs {@code signal} whenever a lease frees capacity (closes, or its prefill ends). */
+  void onFreed(Runnable signal) {
+    this.onFreed = signal;
+  }
+
+  /** A lease freed capacity: tells the admission queue, if any. */
+  void freed() {
+    Runnable signal = onFreed;
+    if (signal != null) {
+      signal.run();
+    }
   }
 
   /** The state of a replica, created on first sight. */

@@ -61,6 +61,7 @@ final class Pinning {
   private final BlockHasher hasher;
   private final Decide decide;
   private final Listeners listeners;
+  private final boolean holding;
   private final Cache<BindingKey, Known> lastKnown;
   private final Cache<BindingKey, Degraded> degradedSessions;
   // Built once: the common path allocates no step and no handler.
@@ -69,7 +70,7 @@ final class Pinning {
 
   Pinning(StoreClient store, long writer, Score score, RepinPolicy policy, Limits limits,
       BlockHasher hasher, Decide decide, Listeners listeners, long rememberedSessions,
-      Duration bindingTtl, InstantSource clock) {
+      Duration bindingTtl, InstantSource clock, boolean holding) {
     this.store = store;
     this.writer = writer;
     this.score = score;
@@ -78,12 +79,18 @@ final class Pinning {
     this.hasher = hasher;
     this.decide = decide;
     this.listeners = listeners;
+    this.holding = holding;
     this.lastKnown = Caffeine.newBuilder().maximumSize(rememberedSessions)
         .expireAfterAccess(bindingTtl).ticker(() -> clock.millis() * 1_000_000L)
         .executor(Runnable::run).build();
     this.degradedSessions = Caffeine.newBuilder().maximumSize(rememberedSessions)
         .expireAfterWrite(bindingTtl).ticker(() -> clock.millis() * 1_000_000L)
         .executor(Runnable::run).build();
+  }
+
+  /** Whether this router has routed the session (within its remembered sessions). */
+  boolean knows(BindingKey key) {
+    return lastKnown.getIfPresent(key) != null;
   }
 
   /** A degraded session's replica to return to, admitted, or -1. */
@@ -181,6 +188,12 @@ final class Pinning {
       return sel.decided(decide.session(sel, c, reason, b.generation(), !b.written()));
     }
     RepinCause cause = policy.keep(sel, bound);
+    if (cause == RepinCause.REPLICA_AT_LIMIT) {
+      // A returning turn waits for its replica: moving it for load would recompute its context.
+      sel.states[c].cancelAcquire(sel.requestTokens);
+      remember(sel.key, b, known);
+      return sel.decided(holding ? DefaultRouter.HELD : decide.atLimit(sel));
+    }
     if (cause == null) {
       sel.states[c].cancelAcquire(sel.requestTokens);
       RoutingReason reason = attempt > 0 ? RoutingReason.SESSION_ADOPTED

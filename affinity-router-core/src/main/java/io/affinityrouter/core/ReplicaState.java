@@ -45,11 +45,38 @@ final class ReplicaState {
     static final PeerQueue NONE = new PeerQueue(0, 0);
   }
 
+  private static final java.lang.invoke.VarHandle LATEST;
+
+  static {
+    try {
+      LATEST = java.lang.invoke.MethodHandles.lookup().findVarHandle(ReplicaState.class,
+          "latest", io.affinityrouter.Replica.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  @SuppressWarnings("unused") // through LATEST
+  private io.affinityrouter.Replica latest; // the newest snapshot a caller passed, for re-offers
+
   ReplicaState(String id, int ordinal, double decodeRatePrior) {
     this.id = id;
     this.ordinal = ordinal;
     this.idHash = Rendezvous.idHash(id);
     this.decodeTokensPerSecondPerSequence = new Ewma(0.1, decodeRatePrior);
+  }
+
+  /** Records the snapshot of this replica a caller passed (a release write, when it changed). */
+  void seen(io.affinityrouter.Replica replica) {
+    if (LATEST.getOpaque(this) != replica) {
+      LATEST.setRelease(this, replica);
+    }
+  }
+
+  /** The newest snapshot seen, or {@code fallback} if none. */
+  io.affinityrouter.Replica latest(io.affinityrouter.Replica fallback) {
+    Object r = LATEST.getAcquire(this);
+    return r != null ? (io.affinityrouter.Replica) r : fallback;
   }
 
   /** The replica's id. */

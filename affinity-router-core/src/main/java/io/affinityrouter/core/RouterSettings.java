@@ -11,6 +11,7 @@ import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.random.RandomGenerator;
 
 /** What an {@link AffinityRouter.Builder} was told: every option, at its default until set. */
@@ -44,6 +45,10 @@ final class RouterSettings {
   FleetLimits fleetLimits;
   Duration fleetLeaseTime = AffinityRouter.Builder.DEFAULT_FLEET_LEASE_TIME;
   Duration loadExchangeInterval = AffinityRouter.Builder.DEFAULT_LOAD_EXCHANGE_INTERVAL;
+  int maxHeldRequests; // 0: holding off, the default
+  long maxHeldBytes = AffinityRouter.Builder.DEFAULT_MAX_HELD_BYTES;
+  Duration maxHold = AffinityRouter.Builder.DEFAULT_MAX_HOLD;
+  ScheduledExecutorService holdScheduler;
   final List<ReplicaScorer> scorers = new ArrayList<>();
   final List<ReplicaFilter> filters = new ArrayList<>();
   final List<RoutingListener> listeners = new ArrayList<>();
@@ -52,4 +57,5 @@ final class RouterSettings {
   double recomputeWeight = Score.RECOMPUTE_WEIGHT;
   double affinityBudgetQuantile = AffinityBudget.QUANTILE;
   double holderSavingsMultiple = Pick.HOLDER_SAVINGS_MULTIPLE;
+  double holdWaitSeconds = DefaultRouter.HOLD_WAIT_SECONDS;
 }

@@ -158,7 +158,7 @@ class RouterTest {
   }
 
   @Test
-  void goneAndAtLimitBoundReplicasAreRepinnedWithTheirCause() {
+  void goneBoundReplicaIsRepinnedButOneAtItsLimitIsNot() {
     Router router = router();
     List<Replica> fleet = replicas(3);
     int[] context = tokens(3, 512);
@@ -169,7 +169,7 @@ class RouterTest {
     RoutingDecision gone = router.select(session("s", context), without);
     assertThat(gone.repinCause()).contains(RepinCause.REPLICA_GONE);
     gone.lease().close();
-    // Fill the new replica to its limit with another request; the session moves again.
+    // Fill the new replica to its limit with another request: the turn is refused, not moved.
     List<Replica> limited = new ArrayList<>();
     for (Replica r : without) {
       limited.add(r.toBuilder().maxInFlightRequests(1).build());
@@ -178,9 +178,13 @@ class RouterTest {
     RoutingDecision other = router.select(anonymous(tokens(99, 64)), List.of(bound));
     assertThat(other.replica().id()).isEqualTo(bound.id());
     RoutingDecision full = router.select(session("s", context), limited);
-    assertThat(full.repinCause()).contains(RepinCause.REPLICA_AT_LIMIT);
-    assertThat(full.replica().id()).isNotEqualTo(bound.id());
+    assertThat(full.isRouted()).isFalse();
+    assertThat(full.reason()).isEqualTo(RoutingReason.ALL_AT_LIMIT);
     other.lease().close();
+    RoutingDecision back = router.select(session("s", context), limited);
+    assertThat(back.replica().id()).isEqualTo(bound.id());
+    assertThat(back.repinCause()).isEmpty();
+    back.lease().close();
   }
 
   private static Replica limitedOf(List<Replica> list, String id) {

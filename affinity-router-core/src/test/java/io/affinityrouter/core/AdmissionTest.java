@@ -1,0 +1,305 @@
+package io.affinityrouter.core;
+
+import static io.affinityrouter.core.Prompts.anonymous;
+import static io.affinityrouter.core.Prompts.replicas;
+import static io.affinityrouter.core.Prompts.session;
+import static io.affinityrouter.core.Prompts.tokens;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.affinityrouter.Replica;
+import io.affinityrouter.ReplicaLoad;
+import io.affinityrouter.Router;
+import io.affinityrouter.RoutingDecision;
+import io.affinityrouter.RoutingReason;
+import io.affinityrouter.RoutingRequest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/** Holding new work past saturation: release by events, deadlines, bounds, cancellation, FIFO. */
+class AdmissionTest {
+  private final TestClock clock = new TestClock();
+  private final ManualScheduler scheduler = new ManualScheduler(clock);
+
+  private AffinityRouter.Builder builder() {
+    return AffinityRouter.builder().clock(clock).random(new SplittableRandom(1))
+        .holdScheduler(scheduler)
+        .holdQueue(10_000, 64L << 20, Duration.ofSeconds(5));
+  }
+
+  private static CompletableFuture<RoutingDecision> async(Router router, RoutingRequest request,
+      List<Replica> fleet) {
+    return router.selectAsync(request, fleet).toCompletableFuture();
+  }
+
+  private static RoutingRequest tenant(String tenant, int[] prompt) {
+    return RoutingRequest.builder().tenant(tenant).promptTokens(prompt).expectedOutputTokens(100)
+        .build();
+  }
+
+  @Test
+  void aRequestThatFindsEveryReplicaAtItsLimitIsHeldUntilALeaseCloses() {
+    Router router = builder().maxInFlightRequests(1).build();
+    List<Replica> fleet = replicas(2);
+    RoutingDecision a = router.select(anonymous(tokens(1, 64)), fleet);
+    RoutingDecision b = router.select(anonymous(tokens(2, 64)), fleet);
+    CompletableFuture<RoutingDecision> held = async(router, anonymous(tokens(3, 64)), fleet);
+
+    assertThat(held).isNotDone();
+    assertThat(router.heldRequests()).isEqualTo(1);
+    b.lease().close();
+
+    assertThat(held).isDone();
+    assertThat(held.join().reason()).isEqualTo(RoutingReason.BEST_SCORE);
+    assertThat(held.join().replica().id()).isEqualTo(b.replica().id());
+    assertThat(router.heldRequests()).isZero();
+    a.lease().close();
+    held.join().lease().close();
+  }
+
+  @Test
+  void heldRequestsOfOneTenantAreAdmittedInArrivalOrder() {
+    Router router = builder().maxInFlightRequests(1).build();
+    List<Replica> fleet = replicas(1);
+    RoutingDecision first = router.select(anonymous(tokens(1, 64)), fleet);
+    List<CompletableFuture<RoutingDecision>> held = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      held.add(async(router, tenant("t", tokens(10 + i, 64)), fleet));
+    }
+    first.lease().close();
+    for (int i = 0; i < 5; i++) {
+      assertThat(held.get(i)).isDone();
+      for (int j = i + 1; j < 5; j++) {
+        assertThat(held.get(j)).isNotDone();
+      }
+      held.get(i).join().lease().close();
+    }
+    assertThat(router.heldRequests()).isZero();
+  }
+
+  @Test
+  void aHeldRequestIsRefusedAtItsDeadlineWithRetryAfter() {
+    Router router = builder().maxInFlightRequests(1)
+        .holdQueue(100, 1 << 20, Duration.ofSeconds(2))
+        .retryAfter(Duration.ofSeconds(3), Duration.ofSeconds(5)).build();
+    List<Replica> fleet = replicas(1);
+    RoutingDecision busy = router.select(anonymous(tokens(1, 64)), fleet);
+    CompletableFuture<RoutingDecision> held = async(router, anonymous(tokens(2, 64)), fleet);
+
+    clock.advance(Duration.ofMillis(1_999));
+    scheduler.runDue();
+    assertThat(held).isNotDone();
+    clock.advance(Duration.ofMillis(1));
+    scheduler.runDue();
+
+    assertThat(held).isDone();
+    assertThat(held.join().reason()).isEqualTo(RoutingReason.ALL_AT_LIMIT);
+    assertThat(held.join().retryAfter()).isEqualTo(Duration.ofSeconds(3));
+    assertThat(router.heldRequests()).isZero();
+    assertThat(scheduler.pending()).isZero();
+    busy.lease().close();
+  }
+
+  @Test
+  void aFullQueueRefusesAtOnceAndNeverHoldsMoreThanItsBounds() {
+    Router byCount = builder().maxInFlightRequests(1)
+        .holdQueue(3, 1 << 20, Duration.ofSeconds(5)).build();
+    List<Replica> fleet = replicas(1);
+    byCount.select(anonymous(tokens(1, 64)), fleet);
+    List<CompletableFuture<RoutingDecision>> held = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      held.add(async(byCount, anonymous(tokens(10 + i, 64)), fleet));
+    }
+    assertThat(held.subList(0, 3)).allSatisfy(f -> assertThat(f).isNotDone());
+    assertThat(held.get(3)).isDone();
+    assertThat(held.get(3).join().reason()).isEqualTo(RoutingReason.ALL_AT_LIMIT);
+    assertThat(byCount.heldRequests()).isEqualTo(3);
+
+    // 64 tokens are 4 blocks of 16: 256 + 32 bytes each; 1,000 bytes hold three.
+    Router byBytes = builder().maxInFlightRequests(1)
+        .holdQueue(1_000_000, 1_000, Duration.ofSeconds(5)).build();
+    byBytes.select(anonymous(tokens(1, 64)), fleet);
+    int refused = 0;
+    for (int i = 0; i < 10_000; i++) {
+      CompletableFuture<RoutingDecision> f = async(byBytes, anonymous(tokens(100 + i, 64)), fleet);
+      if (f.isDone()) {
+        assertThat(f.join().reason()).isEqualTo(RoutingReason.ALL_AT_LIMIT);
+        refused++;
+      }
+      assertThat(byBytes.heldRequests()).isLessThanOrEqualTo(3);
+    }
+    assertThat(refused).isEqualTo(10_000 - 3);
+  }
+
+  @Test
+  void aCancelledRequestLeavesTheQueueAndTakesNoSlot() {
+    Router router = builder().maxInFlightRequests(1).build();
+    List<Replica> fleet = replicas(1);
+    RoutingDecision busy = router.select(anonymous(tokens(1, 64)), fleet);
+    CompletableFuture<RoutingDecision> gone = async(router, anonymous(tokens(2, 64)), fleet);
+    CompletableFuture<RoutingDecision> next = async(router, anonymous(tokens(3, 64)), fleet);
+
+    assertThat(gone.cancel(false)).isTrue();
+    assertThat(router.heldRequests()).isEqualTo(1);
+    busy.lease().close();
+
+    assertThat(next).isDone();
+    assertThat(next.join().isRouted()).isTrue();
+    next.join().lease().close();
+    // Nothing was left holding the replica's only slot.
+    RoutingDecision free = router.select(anonymous(tokens(4, 64)), fleet);
+    assertThat(free.isRouted()).isTrue();
+  }
+
+  @Test
+  void selectWaitsOnTheCallingThreadUntilAdmitted() throws Exception {
+    Router router = builder().maxInFlightRequests(1).build();
+    List<Replica> fleet = replicas(1);
+    RoutingDecision busy = router.select(anonymous(tokens(1, 64)), fleet);
+    CompletableFuture<RoutingDecision> blocked =
+        CompletableFuture.supplyAsync(() -> router.select(anonymous(tokens(2, 64)), fleet));
+    while (router.heldRequests() == 0) {
+      Thread.onSpinWait();
+    }
+    assertThat(blocked).isNotDone();
+    busy.lease().close();
+
+    RoutingDecision d = blocked.get(30, TimeUnit.SECONDS);
+    assertThat(d.isRouted()).isTrue();
+  }
+
+  @Test
+  void aReturningTurnWaitsForItsReplicaAndIsNeverMovedToAFreeOne() {
+    Router router = builder().maxInFlightRequests(1).build();
+    List<Replica> fleet = replicas(2);
+    int[] context = tokens(1, 256);
+    RoutingDecision first = router.select(session("s", context), fleet);
+    Replica bound = first.replica();
+    first.lease().close();
+    RoutingDecision occupant = router.select(anonymous(tokens(2, 64)), List.of(bound));
+
+    CompletableFuture<RoutingDecision> turn = async(router, session("s", context), fleet);
+
+    assertThat(turn).isNotDone(); // the other replica is free: it waits anyway
+    occupant.lease().close();
+    assertThat(turn).isDone();
+    assertThat(turn.join().reason()).isEqualTo(RoutingReason.SESSION_AFFINITY);
+    assertThat(turn.join().replica().id()).isEqualTo(bound.id());
+    assertThat(turn.join().repinCause()).isEmpty();
+  }
+
+  @Test
+  void withoutHoldingAReturningTurnAtItsLimitIsRefusedNotMoved() {
+    Router router = builder().maxInFlightRequests(1).noHoldQueue().build();
+    List<Replica> fleet = replicas(2);
+    int[] context = tokens(1, 256);
+    RoutingDecision first = router.select(session("s", context), fleet);
+    first.lease().close();
+    router.select(anonymous(tokens(2, 64)), List.of(first.replica()));
+
+    RoutingDecision turn = router.select(session("s", context), fleet);
+
+    assertThat(turn.reason()).isEqualTo(RoutingReason.ALL_AT_LIMIT);
+    RoutingDecision after = router.select(session("s", context), List.of(fleet.get(0),
+        fleet.get(1)));
+    assertThat(after.isRouted()).isFalse();
+  }
+
+  @Test
+  void newWorkIsHeldWhenEvenTheCheapestReplicaHasASecondQueuedButAKnownSessionGoesThrough() {
+    Router router = builder().build();
+    List<Replica> fleet = replicas(2);
+    int[] context = tokens(1, 512);
+    RoutingDecision known = router.select(session("known", context), fleet);
+    known.lease().close();
+    // A long uncached prompt on each replica queues seconds of prefill on both.
+    List<RoutingDecision> load = new ArrayList<>();
+    for (int i = 0; i < 2; i++) {
+      load.add(router.select(anonymous(tokens(100 + i, 60_000)), fleet));
+    }
+    assertThat(load).allSatisfy(d -> assertThat(d.isRouted()).isTrue());
+
+    CompletableFuture<RoutingDecision> fresh = async(router, anonymous(tokens(3, 64)), fleet);
+    CompletableFuture<RoutingDecision> newSession =
+        async(router, session("new", tokens(4, 64)), fleet);
+    CompletableFuture<RoutingDecision> returning =
+        async(router, session("known", Prompts.concat(context, tokens(5, 64))), fleet);
+
+    assertThat(fresh).isNotDone();
+    assertThat(newSession).isNotDone();
+    assertThat(returning).isDone();
+    assertThat(returning.join().replica().id()).isEqualTo(known.replica().id());
+    assertThat(router.heldRequests()).isEqualTo(2);
+
+    load.forEach(d -> d.lease().markFirstToken());
+    assertThat(fresh).isDone();
+    assertThat(fresh.join().isRouted()).isTrue();
+    assertThat(newSession).isDone();
+    assertThat(newSession.join().reason()).isEqualTo(RoutingReason.SESSION_CLAIMED);
+  }
+
+  @Test
+  void newWorkQueuesBehindWhatIsHeldInsteadOfOvertakingIt() {
+    Router router = builder().maxInFlightRequests(1).build();
+    List<Replica> fleet = replicas(2);
+    RoutingDecision a = router.select(anonymous(tokens(1, 64)), fleet);
+    RoutingDecision b = router.select(anonymous(tokens(2, 64)), fleet);
+    CompletableFuture<RoutingDecision> early = async(router, anonymous(tokens(3, 64)), fleet);
+    a.lease().close();
+    assertThat(early).isDone();
+    // One slot frees while nothing is held: the next arrival would take it ...
+    CompletableFuture<RoutingDecision> second = async(router, anonymous(tokens(4, 64)), fleet);
+    CompletableFuture<RoutingDecision> third = async(router, anonymous(tokens(5, 64)), fleet);
+    assertThat(second).isNotDone();
+    assertThat(third).isNotDone();
+    b.lease().close();
+    // ... and goes to the first held, in order.
+    assertThat(second).isDone();
+    assertThat(third).isNotDone();
+  }
+
+  @Test
+  void closingTheRouterRefusesWhatItHolds() {
+    Router router = builder().maxInFlightRequests(1).build();
+    List<Replica> fleet = replicas(1);
+    router.select(anonymous(tokens(1, 64)), fleet);
+    CompletableFuture<RoutingDecision> held = async(router, anonymous(tokens(2, 64)), fleet);
+    router.close();
+    assertThat(held).isDone();
+    assertThat(held.join().reason()).isEqualTo(RoutingReason.ALL_AT_LIMIT);
+    assertThat(router.heldRequests()).isZero();
+  }
+
+  @Test
+  void refreshOffersHeldRequestsAgainstNewLoads() {
+    Router router = builder().build();
+    List<Replica> waiting = List.of(waiting("r0", 4_000), waiting("r1", 4_000));
+    CompletableFuture<RoutingDecision> held = async(router, anonymous(tokens(1, 64)), waiting);
+    assertThat(held).isNotDone();
+
+    router.refresh(List.of(waiting("r0", 0), waiting("r1", 0)));
+
+    assertThat(held).isDone();
+    assertThat(held.join().isRouted()).isTrue();
+  }
+
+  private static Replica waiting(String id, int requests) {
+    return Replica.builder(id).load(ReplicaLoad.builder().waitingRequests(requests).build())
+        .build();
+  }
+
+  @Test
+  void badBoundsAreRefusedAtTheBuilder() {
+    assertThatThrownBy(() -> AffinityRouter.builder().holdQueue(0, 1, Duration.ofSeconds(1)))
+        .hasMessage("maxHeldRequests: 0 (expected: > 0)");
+    assertThatThrownBy(() -> AffinityRouter.builder().holdQueue(1, 0, Duration.ofSeconds(1)))
+        .hasMessage("maxHeldBytes: 0 (expected: > 0)");
+    assertThatThrownBy(() -> AffinityRouter.builder().holdQueue(1, 1, Duration.ZERO))
+        .hasMessageStartingWith("maxHold: ");
+  }
+}
