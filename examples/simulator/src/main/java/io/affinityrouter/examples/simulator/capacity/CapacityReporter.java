@@ -30,7 +30,8 @@ public final class CapacityReporter {
       + "hit_at_1_5x,served_rps_at_1_5x,capacity_rps_min,goodput_rps_at_capacity,"
       + "goodput_rps_at_1_5x,goodput_rps_at_2x,hit_at_2x,session_slo_attainment,"
       + "served_ratio_at_capacity,ttft_p90_ms_at_1_5x,ttft_p90_ms_at_2x,served_rps_at_2x,"
-      + "refused_at_2x,held_at_2x,seeds";
+      + "refused_at_2x,held_at_2x,seeds,goodput_rps_at_3x,hit_at_3x,ttft_p90_ms_at_3x,"
+      + "refused_at_3x,wall_s_at_capacity,wall_s_at_1_5x,wall_s_at_2x,wall_s_at_3x";
   /** {@value #POINTS}'s header. */
   public static final String POINTS_HEADER = "workload,strategy,offered_rps,ttft_p90_ms,"
       + "ttft_p99_ms,hit_rate,served_rps,repins,moved_turns,recomputed_tokens,preemptions,seed,"
@@ -45,7 +46,8 @@ public final class CapacityReporter {
       double slo = w.sloMillis();
       for (CapacityRun.StrategyCapacity s : w.strategies()) {
         b.append(String.format(Locale.ROOT, "%s,%s,%.0f,%.4f,%.5f,%.5f,%.4f,%.4f,%.4f,%.4f,%.4f,"
-            + "%.5f,%.4f,%.4f,%.1f,%.1f,%.4f,%.0f,%.0f,%d%n", w.workload(), s.strategy(), slo,
+            + "%.5f,%.4f,%.4f,%.1f,%.1f,%.4f,%.0f,%.0f,%d,%.4f,%.5f,%.1f,%.0f,%.2f,%.2f,%.2f,%.2f%n",
+            w.workload(), s.strategy(), slo,
             s.capacity(), s.atCapacity(RunResult::hitRate), s.past(RunResult::hitRate),
             s.past(RunResult::requestsPerSecond), s.capacityMin(),
             s.atCapacity(r -> r.goodputPerSecond(slo)), s.past(r -> r.goodputPerSecond(slo)),
@@ -53,7 +55,11 @@ public final class CapacityReporter {
             s.atCapacity(r -> r.sessionSloAttainment(slo)), s.atCapacity(RunResult::servedRatio),
             s.past(r -> r.ttftMillis(90)), s.farPast(r -> r.ttftMillis(90)),
             s.farPast(RunResult::requestsPerSecond), s.farPast(r -> (double) r.notRouted()),
-            s.farPast(r -> (double) r.heldRequests()), s.seeds().size()));
+            s.farPast(r -> (double) r.heldRequests()), s.seeds().size(),
+            s.overload(r -> r.goodputPerSecond(slo)), s.overload(RunResult::hitRate),
+            s.overload(r -> r.ttftMillis(90)), s.overload(r -> (double) r.notRouted()),
+            s.wall(CapacityRun.Wall::atCapacity), s.wall(CapacityRun.Wall::past),
+            s.wall(CapacityRun.Wall::farPast), s.wall(CapacityRun.Wall::overload)));
       }
     }
     return b.toString();
@@ -89,6 +95,7 @@ public final class CapacityReporter {
     }
     all.add(new CapacitySweep.Point(s.pastRate(), seed.past()));
     all.add(new CapacitySweep.Point(s.farPastRate(), seed.farPast()));
+    all.add(new CapacitySweep.Point(s.overloadRate(), seed.overload()));
     return new ArrayList<>(CapacitySweep.byRate(all).values());
   }
 
@@ -106,25 +113,30 @@ public final class CapacityReporter {
       CapacityRun.StrategyCapacity first = w.strategies().get(0);
       String front = first.pastCapacity().frontDoor();
       b.append(String.format(Locale.ROOT, "== %s: p90 TTFT SLO %.0f ms; %d seeds; best peer %s "
-          + "%.2f req/s; past capacity = %.2f and %.2f req/s%s ==%n", w.workload(), slo,
+          + "%.2f req/s; past capacity = %.2f, %.2f and %.2f req/s%s ==%n", w.workload(), slo,
           first.seeds().size(), w.bestPeer(), best, first.pastRate(), first.farPastRate(),
+          first.overloadRate(),
           front.isEmpty() ? "" : "; " + front));
       b.append(String.format(Locale.ROOT, "%-24s %8s %7s %7s %6s %7s %7s %6s %7s %7s %8s %7s"
-          + " %7s %8s %7s%n", "strategy", "capacity", "min", "vsPeer", "vsRef", "hit@cap",
-          "srv/ide", "sesSLO", "gp@cap", "gp@1.5x", "p90@1.5x", "hit@1.5", "gp@2x", "p90@2x",
-          "hit@2x"));
+          + " %7s %8s %7s %7s %7s %s%n", "strategy", "capacity", "min", "vsPeer", "vsRef",
+          "hit@cap", "srv/ide", "sesSLO", "gp@cap", "gp@1.5x", "p90@1.5x", "hit@1.5", "gp@2x",
+          "p90@2x", "hit@2x", "gp@3x", "hit@3x", "wall s 1/1.5/2/3x"));
       for (CapacityRun.StrategyCapacity s : w.strategies()) {
         String capacity = (s.bounded(slo) ? "" : ">") + String.format(Locale.ROOT, "%.2f",
             s.capacity());
         b.append(String.format(Locale.ROOT, "%-24s %8s %7.2f %6.2fx %5.2fx %6.1f%% %7.2f %5.0f%%"
-            + " %7.2f %7.2f %8.0f %6.1f%% %7.2f %8.0f %6.1f%%%n", s.strategy(), capacity,
+            + " %7.2f %7.2f %8.0f %6.1f%% %7.2f %8.0f %6.1f%% %7.2f %6.1f%% %.0f/%.0f/%.0f/%.0f%n",
+            s.strategy(), capacity,
             s.capacityMin(), best > 0 ? s.capacity() / best : 0, ref > 0 ? s.capacity() / ref : 0,
             100 * s.atCapacity(RunResult::hitRate), s.atCapacity(RunResult::servedRatio),
             100 * s.atCapacity(r -> r.sessionSloAttainment(slo)),
             s.atCapacity(r -> r.goodputPerSecond(slo)), s.past(r -> r.goodputPerSecond(slo)),
             s.past(r -> r.ttftMillis(90)), 100 * s.past(RunResult::hitRate),
             s.farPast(r -> r.goodputPerSecond(slo)), s.farPast(r -> r.ttftMillis(90)),
-            100 * s.farPast(RunResult::hitRate)));
+            100 * s.farPast(RunResult::hitRate), s.overload(r -> r.goodputPerSecond(slo)),
+            100 * s.overload(RunResult::hitRate), s.wall(CapacityRun.Wall::atCapacity),
+            s.wall(CapacityRun.Wall::past), s.wall(CapacityRun.Wall::farPast),
+            s.wall(CapacityRun.Wall::overload)));
       }
     }
     return b.toString();

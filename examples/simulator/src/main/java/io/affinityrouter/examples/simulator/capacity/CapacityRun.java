@@ -27,7 +27,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * The simulator's capacity mode ({@code --capacity}): per workload and seed, each strategy's
  * {@link CapacitySweep} at the workload's p90 TTFT SLO, one run at that capacity, and runs at
- * {@value #PAST_CAPACITY} × and {@value #FAR_PAST_CAPACITY} × the real router's capacity, the same
+ * {@value #PAST_CAPACITY} ×, {@value #FAR_PAST_CAPACITY} × and {@value #OVERLOAD} × the real
+ * router's capacity, the same
  * rates for every strategy (how each behaves past the point where the router breaks its SLO). A
  * strategy's capacity is the median over seeds, its minimum beside it; a seed changes the arrival
  * spreads of a trace and the sessions drawn, never the trace's order. Runs are independent
@@ -49,6 +50,19 @@ public final class CapacityRun {
   public static final double PAST_CAPACITY = 1.5;
   /** The second such rate. */
   public static final double FAR_PAST_CAPACITY = 2.0;
+  /** The third: an overload a fleet meets when a region fails over to it. */
+  public static final double OVERLOAD = 3.0;
+
+  /**
+   * The wall-clock seconds the runs of one seed took: the cost of a run must not grow with the
+   * overload.
+   *
+   * @param atCapacity the run at capacity (0 when there was none)
+   * @param past the run at {@link #PAST_CAPACITY} ×
+   * @param farPast the run at {@link #FAR_PAST_CAPACITY} ×
+   * @param overload the run at {@link #OVERLOAD} ×
+   */
+  public record Wall(double atCapacity, double past, double farPast, double overload) {}
 
   /**
    * One seed of one strategy on one workload.
@@ -58,10 +72,13 @@ public final class CapacityRun {
    * @param atCapacity the run at {@code capacity} (null when the capacity is 0)
    * @param past the run at {@link #PAST_CAPACITY} × the router's capacity
    * @param farPast the run at {@link #FAR_PAST_CAPACITY} × the router's capacity
+   * @param overload the run at {@link #OVERLOAD} × the router's capacity
+   * @param wall the wall-clock seconds those four runs took
    * @param points the sweep's runs, by rate
    */
   public record SeedRun(long seed, double capacity, @Nullable RunResult atCapacity,
-      RunResult past, RunResult farPast, List<CapacitySweep.Point> points) {}
+      RunResult past, RunResult farPast, RunResult overload, Wall wall,
+      List<CapacitySweep.Point> points) {}
 
   /**
    * One strategy on one workload, over seeds.
@@ -72,10 +89,11 @@ public final class CapacityRun {
    * @param reference whether it is the infinite-cache reference
    * @param pastRate {@link #PAST_CAPACITY} × the router's capacity
    * @param farPastRate {@link #FAR_PAST_CAPACITY} × the router's capacity
+   * @param overloadRate {@link #OVERLOAD} × the router's capacity
    * @param seeds each seed's runs, in seed order
    */
   public record StrategyCapacity(String strategy, boolean router, boolean peer, boolean reference,
-      double pastRate, double farPastRate, List<SeedRun> seeds) {
+      double pastRate, double farPastRate, double overloadRate, List<SeedRun> seeds) {
 
     /** The median capacity over seeds (requests per second). */
     public double capacity() {
@@ -122,6 +140,16 @@ public final class CapacityRun {
     /** The median over seeds of a figure of the runs at {@link #farPastRate}. */
     public double farPast(ToDoubleFunction<RunResult> figure) {
       return median(seeds, s -> figure.applyAsDouble(s.farPast()));
+    }
+
+    /** The median over seeds of a figure of the runs at {@link #overloadRate}. */
+    public double overload(ToDoubleFunction<RunResult> figure) {
+      return median(seeds, s -> figure.applyAsDouble(s.overload()));
+    }
+
+    /** The median over seeds of a wall-clock time. */
+    public double wall(ToDoubleFunction<Wall> seconds) {
+      return median(seeds, s -> seconds.applyAsDouble(s.wall()));
     }
 
     /** The first seed's run at its capacity (null when that capacity is 0). */
@@ -288,53 +316,71 @@ public final class CapacityRun {
     double base = ours > 0 ? ours : start;
     double past = PAST_CAPACITY * base;
     double farPast = FAR_PAST_CAPACITY * base;
-    List<List<Future<RunResult>>> atCap = new ArrayList<>();
-    List<List<Future<RunResult>>> atPast = new ArrayList<>();
-    List<List<Future<RunResult>>> atFarPast = new ArrayList<>();
+    double overload = OVERLOAD * base;
+    List<List<Future<Timed>>> atCap = new ArrayList<>();
+    List<List<Future<Timed>>> atPast = new ArrayList<>();
+    List<List<Future<Timed>>> atFarPast = new ArrayList<>();
+    List<List<Future<Timed>>> atOverload = new ArrayList<>();
     for (int i = 0; i < strategies.size(); i++) {
       StrategyRegistry.Entry s = strategies.get(i);
-      List<Future<RunResult>> c = new ArrayList<>();
-      List<Future<RunResult>> p = new ArrayList<>();
-      List<Future<RunResult>> fp = new ArrayList<>();
+      List<Future<Timed>> c = new ArrayList<>();
+      List<Future<Timed>> p = new ArrayList<>();
+      List<Future<Timed>> fp = new ArrayList<>();
+      List<Future<Timed>> ov = new ArrayList<>();
       for (int k = 0; k < seeds.size(); k++) {
         Workload raw = raws.get(k);
         SimulatorOptions so = o.withSeed(seeds.get(k));
         double cap = capacity[i][k];
-        c.add(cap > 0 ? pool.submit(() -> runAt(name, raw, so, engine, s, cap, log)) : null);
-        p.add(pool.submit(() -> runAt(name, raw, so, engine, s, past, log)));
-        fp.add(pool.submit(() -> runAt(name, raw, so, engine, s, farPast, log)));
+        c.add(cap > 0 ? pool.submit(() -> timed(name, raw, so, engine, s, cap, log)) : null);
+        p.add(pool.submit(() -> timed(name, raw, so, engine, s, past, log)));
+        fp.add(pool.submit(() -> timed(name, raw, so, engine, s, farPast, log)));
+        ov.add(pool.submit(() -> timed(name, raw, so, engine, s, overload, log)));
       }
       atCap.add(c);
       atPast.add(p);
       atFarPast.add(fp);
+      atOverload.add(ov);
     }
     List<StrategyCapacity> out = new ArrayList<>();
     for (int i = 0; i < strategies.size(); i++) {
       StrategyRegistry.Entry e = strategies.get(i);
       List<SeedRun> runs = new ArrayList<>();
       for (int k = 0; k < seeds.size(); k++) {
-        Future<RunResult> c = atCap.get(i).get(k);
-        runs.add(new SeedRun(seeds.get(k), capacity[i][k], c == null ? null : get(c),
-            get(atPast.get(i).get(k)), get(atFarPast.get(i).get(k)), points.get(i).get(k)));
+        Future<Timed> cf = atCap.get(i).get(k);
+        Timed c = cf == null ? null : get(cf);
+        Timed p = get(atPast.get(i).get(k));
+        Timed fp = get(atFarPast.get(i).get(k));
+        Timed ov = get(atOverload.get(i).get(k));
+        runs.add(new SeedRun(seeds.get(k), capacity[i][k], c == null ? null : c.result(),
+            p.result(), fp.result(), ov.result(),
+            new Wall(c == null ? 0 : c.seconds(), p.seconds(), fp.seconds(), ov.seconds()),
+            points.get(i).get(k)));
       }
       out.add(new StrategyCapacity(e.name(), registry.isRouter(e.name()),
-          registry.isPeer(e.name()), e.infiniteCache(), past, farPast, runs));
+          registry.isPeer(e.name()), e.infiniteCache(), past, farPast, overload, runs));
     }
     return new WorkloadCapacity(name, slo, out);
   }
 
+  private record Timed(RunResult result, double seconds) {}
+
   private static RunResult runAt(String name, Workload raw, SimulatorOptions o,
+      EngineConfig engine, StrategyRegistry.Entry s, double rate, Consumer<String> log) {
+    return timed(name, raw, o, engine, s, rate, log).result();
+  }
+
+  private static Timed timed(String name, Workload raw, SimulatorOptions o,
       EngineConfig engine, StrategyRegistry.Entry s, double rate, Consumer<String> log) {
     Workload w = WorkloadFactory.atRate(name, raw, o, rate);
     SimulationConfig config = Simulator.config(o, w, engine);
     long t0 = System.nanoTime();
     RunResult r = Simulation.run(w, s, config, line -> { });
+    double seconds = (System.nanoTime() - t0) / 1e9;
     log.accept(String.format(Locale.ROOT,
         "  %-22s %-22s seed %d %7.2f req/s  p90 %8.0f ms  hit %5.1f%%  served %6.2f req/s "
         + "(%.2f of ideal)  (%.1f s)", s.name(), name, o.seed(), rate, r.ttftMillis(90),
-        100 * r.hitRate(), r.requestsPerSecond(), r.servedRatio(),
-        (System.nanoTime() - t0) / 1e9));
-    return r;
+        100 * r.hitRate(), r.requestsPerSecond(), r.servedRatio(), seconds));
+    return new Timed(r, seconds);
   }
 
   private static <T> T get(Future<T> f) {

@@ -12,8 +12,9 @@ import org.HdrHistogram.Histogram;
  * @param workload the workload's name
  * @param requests requests in the workload
  * @param completed requests that finished
- * @param dropped requests no replica could ever fit
- * @param notRouted times a strategy refused a request (each retried later)
+ * @param dropped requests never served: no replica could ever fit them, or their client gave up
+ *     after its retries were refused (with the rest of its session)
+ * @param notRouted times a strategy refused a request (a 429; its client retries it, a few times)
  * @param failedOver requests whose replica was lost while they ran (each retried)
  * @param inputTokens prompt tokens of the completed requests
  * @param cachedTokens prompt tokens found in the chosen replica's cache

@@ -47,6 +47,15 @@ public final class Simulation implements ReplicaEngine.Listener {
   private static final int WAKE = 4;
   private static final int WAKE_REQUEST = 5;
   private static final int RELEASE = 6;
+  private static final int ADMITTED = 7;
+  private static final int TIMER = 8;
+  /**
+   * How long a refused request's client waits before sending it again: the Retry-After both the
+   * router and GIE's flow control answer with, 1 s.
+   */
+  static final long CLIENT_RETRY_AFTER_NANOS = 1_000_000_000L;
+  /** How many times a client sends a refused request again: the OpenAI SDKs' default, 2. */
+  static final int CLIENT_RETRIES = 2;
   /** The model every replica hosts (its state is what the asleep scenario changes). */
   public static final String MODEL = "qwen2.5-7b-instruct";
 
@@ -71,6 +80,8 @@ public final class Simulation implements ReplicaEngine.Listener {
     long firstTokenNanos;
     boolean dispatched;
     boolean otherGateway;
+    int retries;
+    @Nullable Route admitted;
 
     Job(SimRequest request, long arrival, int gateway) {
       this.request = request;
@@ -164,6 +175,7 @@ public final class Simulation implements ReplicaEngine.Listener {
       modelState[i] = sleeping ? ModelState.SLEEPING : ModelState.ACTIVE;
     }
     StrategyContext context = new StrategyContext(config.seed(), clock, config.gateways());
+    context.scheduler().runWith((at, task) -> push(Math.max(at, clock.nanos()), TIMER, -1, task));
     context.onWakeRequest(id -> {
       Integer idx = indexById.get(id);
       if (idx != null) { // after the current event: the router is still deciding
@@ -234,6 +246,8 @@ public final class Simulation implements ReplicaEngine.Listener {
           releasePending[e.replica()] = false;
           release(e.replica());
         }
+        case ADMITTED -> admitted((Job) e.payload());
+        case TIMER -> ((Runnable) e.payload()).run();
         default -> fleetEvent((FleetEvent) e.payload());
       }
     }
@@ -295,15 +309,65 @@ public final class Simulation implements ReplicaEngine.Listener {
     }
     Route route = strategies[g].route(r, views[g]);
     if (route == null) {
-      notRouted++;
-      push(now + config.retryNanos(), ARRIVAL, -1, job);
+      refused(job);
       return;
     }
     if (route.held()) {
       hold(job);
       return;
     }
+    if (route.deferred()) {
+      defer(job, route);
+      return;
+    }
     dispatch(job, route);
+  }
+
+  /** The strategy's own queue holds the request: it is dispatched (or refused) when that says. */
+  private void defer(Job job, Route route) {
+    if (!job.wasHeld) {
+      job.wasHeld = true;
+      heldRequests++;
+    }
+    route.later().whenComplete((admitted, ex) -> {
+      if (ex != null) {
+        throw new IllegalStateException(entry.name() + " failed a held request", ex);
+      }
+      job.admitted = admitted;
+      push(clock.nanos(), ADMITTED, -1, job); // after the event that admitted it
+    });
+  }
+
+  private void admitted(Job job) {
+    Route route = job.admitted;
+    job.admitted = null;
+    if (route == null) {
+      refused(job);
+    } else if (route.replicaIndex() < 0 || !live[route.replicaIndex()]) {
+      if (route.lease() != null) {
+        route.lease().close();
+      }
+      push(clock.nanos() + config.retryNanos(), ARRIVAL, -1, job); // its replica left meanwhile
+    } else {
+      dispatch(job, route);
+    }
+  }
+
+  /**
+   * A refused request (a 429): its client sends it again after the Retry-After, at most
+   * {@value #CLIENT_RETRIES} times; then gives up on it and on the rest of its session.
+   */
+  private void refused(Job job) {
+    notRouted++;
+    if (job.retries < CLIENT_RETRIES) {
+      job.retries++;
+      push(clock.nanos() + CLIENT_RETRY_AFTER_NANOS, ARRIVAL, -1, job);
+      return;
+    }
+    for (SimRequest r = job.request; r != null; r = r.next()) {
+      dropped++; // never served: its client gave up
+      remaining--;
+    }
   }
 
   private void hold(Job job) {
@@ -321,16 +385,19 @@ public final class Simulation implements ReplicaEngine.Listener {
       Job job = queue.peekFirst();
       Route route = strategies[g].route(job.request, views[g]);
       if (route == null) {
-        notRouted++;
         queue.pollFirst();
-        push(clock.nanos() + config.retryNanos(), ARRIVAL, -1, job);
+        refused(job);
         continue;
       }
       if (route.held()) {
         return;
       }
       queue.pollFirst();
-      dispatch(job, route);
+      if (route.deferred()) {
+        defer(job, route);
+      } else {
+        dispatch(job, route);
+      }
     }
   }
 
@@ -546,6 +613,7 @@ public final class Simulation implements ReplicaEngine.Listener {
     }
     loadSeries.add(sample);
     for (int g = 0; g < held.length; g++) {
+      strategies[g].onScrape(views[g]);
       release(g);
     }
     if (remaining > 0) {

@@ -16,8 +16,9 @@ import io.affinityrouter.spi.RoutingListener;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.SplittableRandom;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 
@@ -50,6 +51,7 @@ final class AffinityRouterStrategy implements RoutingStrategy {
     this.router = tuning.apply(builder
         .bindingStore(store)
         .clock(context.clock())
+        .holdScheduler(context.scheduler())
         .random(new SplittableRandom(context.seedFor(gateway)))
         .addListener(new RoutingListener() { // the gateway's wake call, in the simulated fleet
           @Override
@@ -125,6 +127,16 @@ final class AffinityRouterStrategy implements RoutingStrategy {
         copy.forEach((k, v) -> {
           switch (k) {
             case "topK" -> b.topK(Integer.parseInt(v));
+            case "hold" -> {
+              if ("true".equals(v) && !copy.containsKey("maxHoldMillis")) {
+                b.holdQueue(AffinityRouter.Builder.DEFAULT_MAX_HELD_REQUESTS,
+                    AffinityRouter.Builder.DEFAULT_MAX_HELD_BYTES,
+                    AffinityRouter.Builder.DEFAULT_MAX_HOLD);
+              }
+            }
+            case "maxHoldMillis" -> b.holdQueue(AffinityRouter.Builder.DEFAULT_MAX_HELD_REQUESTS,
+                AffinityRouter.Builder.DEFAULT_MAX_HELD_BYTES,
+                Duration.ofMillis(Long.parseLong(v)));
             case "prefixIndexEntries" -> b.prefixIndexEntries(Long.parseLong(v));
             default -> { }
           }
@@ -139,7 +151,8 @@ final class AffinityRouterStrategy implements RoutingStrategy {
     }
   }
 
-  private static final List<String> OPTIONS = List.of("topK", "prefixIndexEntries",
+  private static final List<String> OPTIONS = List.of("topK", "prefixIndexEntries", "hold",
+      "maxHoldMillis",
       "prefillTokensPerSecond", "batchSlowdownSequences", "runningSequenceSeconds",
       "attentionSeconds", "sessions", "kvEvents", "loadExchangeMillis");
 
@@ -149,7 +162,15 @@ final class AffinityRouterStrategy implements RoutingStrategy {
     if (sessions && request.session() != null) {
       b.sessionId(request.session());
     }
-    RoutingDecision d = router.select(b.build(), fleet.replicas());
+    CompletableFuture<RoutingDecision> f =
+        router.selectAsync(b.build(), fleet.replicas()).toCompletableFuture();
+    if (f.isDone()) {
+      return route(f.join(), fleet);
+    }
+    return Route.later(f.thenApply(d -> route(d, fleet)));
+  }
+
+  private static @Nullable Route route(RoutingDecision d, FleetView fleet) {
     if (!d.isRouted()) {
       return null;
     }
@@ -157,6 +178,11 @@ final class AffinityRouterStrategy implements RoutingStrategy {
         + d.repinCause().map(c -> "/" + c.name()).orElse("");
     return new Route(fleet.indexOf(d.replica()), reason,
         d.reason() == RoutingReason.SESSION_REPINNED, d.lease());
+  }
+
+  @Override
+  public void onScrape(FleetView fleet) {
+    router.refresh(fleet.replicas());
   }
 
   @Override

@@ -16,11 +16,14 @@ public interface RoutingStrategy {
    * Picks a replica among {@link FleetView#replicas()} (never empty when called).
    *
    * @return the route; {@link Route#HOLD} to queue it at the gateway (offered again in arrival
-   *     order when loads are scraped or a request of this gateway finishes); or null when the
-   *     strategy refuses the request for now (the gateway retries it a little later, as a client
-   *     would after a 429)
+   *     order when loads are scraped or a request of this gateway finishes); a {@link Route#later}
+   *     route when the strategy's own queue holds it; or null when the strategy refuses it (a 429:
+   *     its client sends it again after the Retry-After, up to its retry limit)
    */
   @Nullable Route route(SimRequest request, FleetView fleet);
+
+  /** This gateway's loads were scraped ({@code fleet} has the new ones). */
+  default void onScrape(FleetView fleet) {}
 
   /** The request's first output token arrived. */
   default void onFirstToken(SimRequest request, Route route) {}

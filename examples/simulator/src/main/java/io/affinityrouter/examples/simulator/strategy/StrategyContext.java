@@ -17,6 +17,7 @@ public final class StrategyContext {
   private final int gateways;
   private final Map<String, Object> shared = new HashMap<>();
   private java.util.function.Consumer<String> wakes = id -> { };
+  private final VirtualScheduler scheduler;
 
   /**
    * Creates a context.
@@ -29,6 +30,12 @@ public final class StrategyContext {
     this.seed = seed;
     this.clock = clock;
     this.gateways = gateways;
+    this.scheduler = new VirtualScheduler(clock);
+  }
+
+  /** A scheduler on simulated time (its tasks run as the simulation's events). */
+  public VirtualScheduler scheduler() {
+    return scheduler;
   }
 
   /** The run's seed. */

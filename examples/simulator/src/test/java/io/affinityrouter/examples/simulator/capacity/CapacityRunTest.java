@@ -46,12 +46,17 @@ class CapacityRunTest {
     // the two seeds replay different arrival spreads of the same trace
     assertThat(ours.seeds().get(0).points().get(0).result().ttftMicros())
         .isNotEqualTo(ours.seeds().get(1).points().get(0).result().ttftMicros());
-    // past capacity is measured at 1.5 x and 2 x the router's capacity for every strategy
+    // past capacity is measured at 1.5 x, 2 x and 3 x the router's capacity for every strategy
     for (CapacityRun.StrategyCapacity s : w.get(0).strategies()) {
       assertThat(s.pastRate()).isCloseTo(1.5 * ours.capacity(),
           org.assertj.core.api.Assertions.within(1e-9));
       assertThat(s.farPastRate()).isCloseTo(2 * ours.capacity(),
           org.assertj.core.api.Assertions.within(1e-9));
+      assertThat(s.overloadRate()).isCloseTo(3 * ours.capacity(),
+          org.assertj.core.api.Assertions.within(1e-9));
+      assertThat(s.wall(CapacityRun.Wall::overload)).isPositive();
+      assertThat(s.overload(r -> r.goodputPerSecond(4000)))
+          .isLessThanOrEqualTo(s.overload(RunResult::requestsPerSecond));
       // a run that carries its rate serves it: at capacity the served ratio is near the floor
       assertThat(s.atCapacity(RunResult::servedRatio)).isGreaterThan(0.9);
       assertThat(s.farPast(r -> r.goodputPerSecond(4000)))
@@ -62,6 +67,7 @@ class CapacityRunTest {
     assertThat(Files.readString(out.resolve(CapacityReporter.SVG)))
         .startsWith("<svg").contains("affinity-router").contains("SLO 4000 ms");
     assertThat(CapacityReporter.table(w)).contains("vsPeer").contains("least-request")
+        .contains("gp@3x").contains("wall s 1/1.5/2/3x")
         .doesNotContain("front door"); // one gateway: nothing to pick
   }
 }

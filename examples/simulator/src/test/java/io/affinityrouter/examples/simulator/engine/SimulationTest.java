@@ -64,6 +64,22 @@ class SimulationTest {
   }
 
   @Test
+  void pastCapacityHeldRequestsAreReleasedByEventsDeterministicallyAndServeMoreWithinTheSlo() {
+    StrategyRegistry.Entry hold = StrategyRegistry.standard()
+        .withRouterVariants("hold=hold:true,maxHoldMillis:1000").select(List.of("hold")).get(0);
+    Workload w = agents(1500).compressed(4.0); // far past what four replicas carry
+    RunResult a = Simulation.run(w, hold, config(3), line -> { });
+    RunResult b = Simulation.run(w, hold, config(3), line -> { });
+    RunResult plain = run(w, "affinity-router", config(3));
+    assertThat(b.ttftMicros()).isEqualTo(a.ttftMicros());
+    assertThat(a.heldRequests()).isPositive();
+    // every request is served or given up on by its client after its retries; none is lost
+    assertThat(a.completed() + a.dropped()).isEqualTo(w.size());
+    assertThat(a.goodputPerSecond(300)).isGreaterThan(plain.goodputPerSecond(300));
+    assertThat(a.ttftMillis(90)).isLessThan(plain.ttftMillis(90));
+  }
+
+  @Test
   void gatewaysShareTheirQueuesThroughTheStoreByDefaultAndStayDeterministic() {
     StrategyRegistry.Entry isolated = StrategyRegistry.standard()
         .withRouterVariants("x=loadExchangeMillis:0").select(List.of("x")).get(0);
