@@ -61,6 +61,7 @@ import org.eclipse.jetty.util.thread.ScheduledExecutorScheduler;
 public final class Gateway implements AutoCloseable {
   private static final AtomicInteger THREADS = new AtomicInteger();
   private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
+  private static final long MAX_HELD_BYTES = AffinityRouter.Builder.DEFAULT_MAX_HELD_BYTES;
 
   private final GatewayConfig config;
   private final Router router;
@@ -99,7 +100,13 @@ public final class Gateway implements AutoCloseable {
     if (config.maxInFlightPerBackend() > 0) {
       rb.maxInFlightRequests(config.maxInFlightPerBackend());
     }
+    if (!config.maxHold().isZero()) {
+      rb.holdQueue(config.maxHeld(), MAX_HELD_BYTES, config.maxHold());
+    }
     this.router = rb.build();
+    meters.heldRequests(router::heldRequests);
+    // A scrape that shows room offers the held requests again.
+    fleet.addSnapshotListener(list -> router.refresh(view.replicas()));
     this.proxyExecutor = Executors.newCachedThreadPool(daemon("gateway-proxy-"));
     this.headerDeadline = new HeaderDeadline(config.headerTimeout());
     this.handler = new ProxyHandler(router, view, client, proxyExecutor, config, meters);
@@ -223,6 +230,11 @@ public final class Gateway implements AutoCloseable {
   /** Leases not yet released (requests routed whose response has not ended). */
   public int openLeases() {
     return handler.openLeases();
+  }
+
+  /** Requests the router holds now, waiting for room in the fleet. */
+  public int heldRequests() {
+    return router.heldRequests();
   }
 
   /** Requests being served now. */

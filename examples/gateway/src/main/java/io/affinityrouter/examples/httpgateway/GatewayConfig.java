@@ -3,6 +3,7 @@ package io.affinityrouter.examples.httpgateway;
 import io.affinityrouter.Replica;
 import java.net.InetSocketAddress;
 import java.net.URI;
+import io.affinityrouter.core.AffinityRouter;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -18,7 +19,8 @@ import java.util.Optional;
  * <p>From the command line ({@link #fromArgs}): {@code --listen 127.0.0.1:8080 --backend
  * vllm-0=http://127.0.0.1:8001 --backend ... [--redis redis://127.0.0.1:6379]
  * [--session-header x-session-id] [--tenant-header x-tenant-id] [--scrape-interval-ms 100]
- * [--shutdown-grace-ms 10000] [--max-in-flight N] [--store-timeout-ms 50]
+ * [--shutdown-grace-ms 10000] [--max-in-flight N] [--max-hold-ms 5000] [--max-held 10000]
+ * [--store-timeout-ms 50]
  * [--response-timeout-ms 300000] [--header-timeout-ms 10000] [--body-timeout-ms 30000]
  * [--idle-timeout-ms 60000] [--max-header-bytes 16384] [--max-headers 100] [--max-threads 200]}.
  *
@@ -55,6 +57,10 @@ public final class GatewayConfig {
   public static final int DEFAULT_MAX_HEADERS = 100;
   /** Default bound on the server's threads: {@value}. */
   public static final int DEFAULT_MAX_THREADS = 200;
+  /** Default longest hold of a request while the fleet has no room for it. */
+  public static final Duration DEFAULT_MAX_HOLD = AffinityRouter.Builder.DEFAULT_MAX_HOLD;
+  /** Default most requests held at once. */
+  public static final int DEFAULT_MAX_HELD = AffinityRouter.Builder.DEFAULT_MAX_HELD_REQUESTS;
 
   private final InetSocketAddress listen;
   private final Map<String, URI> backends;
@@ -67,6 +73,8 @@ public final class GatewayConfig {
   private final Duration connectTimeout;
   private final Duration storeTimeout;
   private final int maxInFlightPerBackend;
+  private final Duration maxHold;
+  private final int maxHeld;
   private final Duration responseTimeout;
   private final Duration headerTimeout;
   private final Duration bodyTimeout;
@@ -87,6 +95,8 @@ public final class GatewayConfig {
     this.connectTimeout = b.connectTimeout;
     this.storeTimeout = b.storeTimeout;
     this.maxInFlightPerBackend = b.maxInFlightPerBackend;
+    this.maxHold = b.maxHold;
+    this.maxHeld = b.maxHeld;
     this.responseTimeout = b.responseTimeout;
     this.headerTimeout = b.headerTimeout;
     this.bodyTimeout = b.bodyTimeout;
@@ -175,6 +185,19 @@ public final class GatewayConfig {
   }
 
   /**
+   * How long the router holds a request the fleet has no room for before answering {@code 429};
+   * zero: never held, refused at once.
+   */
+  public Duration maxHold() {
+    return maxHold;
+  }
+
+  /** The most requests held at once; more are refused at once. */
+  public int maxHeld() {
+    return maxHeld;
+  }
+
+  /**
    * How long the gateway waits for a backend's response headers (a streamed response sends them
    * at once; a whole one when it is done) before answering {@code 504}.
    */
@@ -228,6 +251,8 @@ public final class GatewayConfig {
     private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
     private Duration storeTimeout = DEFAULT_STORE_TIMEOUT;
     private int maxInFlightPerBackend;
+    private Duration maxHold = DEFAULT_MAX_HOLD;
+    private int maxHeld = DEFAULT_MAX_HELD;
     private Duration responseTimeout = DEFAULT_RESPONSE_TIMEOUT;
     private Duration headerTimeout = DEFAULT_HEADER_TIMEOUT;
     private Duration bodyTimeout = DEFAULT_BODY_TIMEOUT;
@@ -369,6 +394,25 @@ public final class GatewayConfig {
         throw new IllegalArgumentException("maxInFlightPerBackend: " + limit + " (expected: > 0)");
       }
       this.maxInFlightPerBackend = limit;
+      return this;
+    }
+
+    /** Sets the longest hold; must be {@code >= 0} ({@code 0}: requests are never held). */
+    public Builder maxHold(Duration maxHold) {
+      Objects.requireNonNull(maxHold, "maxHold");
+      if (maxHold.isNegative()) {
+        throw new IllegalArgumentException("maxHold: " + maxHold + " (expected: >= 0)");
+      }
+      this.maxHold = maxHold;
+      return this;
+    }
+
+    /** Sets the most requests held at once; must be {@code > 0}. */
+    public Builder maxHeld(int maxHeld) {
+      if (maxHeld <= 0) {
+        throw new IllegalArgumentException("maxHeld: " + maxHeld + " (expected: > 0)");
+      }
+      this.maxHeld = maxHeld;
       return this;
     }
 

@@ -17,7 +17,7 @@ final class GatewayFlags {
    */
   static GatewayConfig parse(String[] args) {
     Flags f = Flags.parse(args, Set.of("listen", "backend", "redis", "session-header",
-        "tenant-header", "scrape-interval-ms", "shutdown-grace-ms", "max-in-flight",
+        "tenant-header", "scrape-interval-ms", "shutdown-grace-ms", "max-in-flight", "max-hold-ms", "max-held",
         "store-timeout-ms", "response-timeout-ms", "header-timeout-ms", "body-timeout-ms", "idle-timeout-ms",
         "max-header-bytes", "max-headers", "max-threads"));
     GatewayConfig.Builder b = GatewayConfig.builder();
@@ -48,6 +48,9 @@ final class GatewayFlags {
     if (f.has("max-in-flight")) {
       b.maxInFlightPerBackend(f.integer("max-in-flight", 0));
     }
+    b.maxHold(Duration.ofMillis(f.integer("max-hold-ms",
+        (int) GatewayConfig.DEFAULT_MAX_HOLD.toMillis())));
+    b.maxHeld(f.integer("max-held", GatewayConfig.DEFAULT_MAX_HELD));
     b.headerTimeout(Duration.ofMillis(f.integer("header-timeout-ms",
         (int) GatewayConfig.DEFAULT_HEADER_TIMEOUT.toMillis())));
     b.bodyTimeout(Duration.ofMillis(f.integer("body-timeout-ms",

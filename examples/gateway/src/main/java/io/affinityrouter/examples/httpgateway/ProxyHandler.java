@@ -21,6 +21,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.CompletableFuture;
+import java.io.IOException;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -210,7 +212,27 @@ final class ProxyHandler {
   }
 
   private void route(Exchange ex, Upstream.Call call, RoutingRequest routing, boolean retried) {
-    router.selectAsync(routing, backends.replicas()).whenComplete((decision, error) -> {
+    long start = System.nanoTime();
+    CompletableFuture<RoutingDecision> selected =
+        router.selectAsync(routing, backends.replicas()).toCompletableFuture();
+    boolean held = !selected.isDone();
+    if (held) { // a client that leaves while held leaves the queue
+      ex.request.addFailureListener(failure -> selected.cancel(false));
+    }
+    selected.whenComplete((decision, error) -> {
+      String tenant = routing.tenant().orElse(null);
+      if (held) {
+        meters.holdEnded(selected.isCancelled() ? "cancelled"
+            : decision != null && decision.isRouted() ? "admitted" : "refused", tenant,
+            Duration.ofNanos(System.nanoTime() - start));
+      }
+      if (selected.isCancelled()) {
+        ex.end(new IOException("the client went away while its request was held"));
+        return;
+      }
+      if (decision != null && !decision.isRouted()) {
+        meters.refused(decision.reason().name(), tenant);
+      }
       try {
         proxyExecutor.execute(() -> decided(ex, call, routing, decision, error, retried));
       } catch (RejectedExecutionException e) {

@@ -16,6 +16,7 @@ import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -259,9 +260,10 @@ class GatewayTest {
   }
 
   @Test
-  void allAtLimitGets429WithRetryAfter() throws Exception {
+  void allAtLimitGets429WithRetryAfterAtOnceWhenNothingIsHeld() throws Exception {
     fleet = TestFleet.start(1, FakeVllmConfig.builder().micros(0, 5_000));
-    Gateway g = fleet.gateway(fleet.config().maxInFlightPerBackend(1), null);
+    Gateway g = fleet.gateway(fleet.config().maxInFlightPerBackend(1).maxHold(Duration.ZERO),
+        null);
     CompletableFuture<ChatClient.Reply> slow = CompletableFuture.supplyAsync(() -> {
       try {
         return client.post(g.baseUrl(), CHAT, "a",

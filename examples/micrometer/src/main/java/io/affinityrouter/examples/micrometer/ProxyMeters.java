@@ -3,10 +3,15 @@ package io.affinityrouter.examples.micrometer;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntSupplier;
 
 /**
  * Meters of a gateway's proxying: requests in flight per replica (routed, lease not yet closed),
@@ -23,10 +28,18 @@ import java.util.concurrent.atomic.AtomicInteger;
  *       as answered to the client)</td></tr>
  *   <tr><td>{@value #REJECTED}</td><td>counter</td><td>status, code</td>
  *       <td>requests answered with an error by the gateway itself</td></tr>
+ *   <tr><td>{@value #HELD}</td><td>gauge</td><td></td>
+ *       <td>requests the router holds for room now ({@code Router.heldRequests()})</td></tr>
+ *   <tr><td>{@value #HOLD_WAIT}</td><td>timer</td><td>outcome, tenant</td>
+ *       <td>how long held requests waited, by how they ended: {@code admitted}, {@code refused}
+ *       (their deadline passed or the queue was full) or {@code cancelled} (the client left)</td></tr>
+ *   <tr><td>{@value #REFUSALS}</td><td>counter</td><td>reason, tenant</td>
+ *       <td>requests the router did not route, by its reason</td></tr>
  * </table>
  *
- * <p>Replica ids come from the gateway's configuration, codes and statuses from its own answers: the
- * tag values are bounded. Thread-safe, never blocks.
+ * <p>Replica ids come from the gateway's configuration, codes and statuses from its own answers;
+ * tenants from a header, so only the first {@value #MAX_TENANT_TAGS} tenants seen get their own tag,
+ * later ones share {@value #OTHER_TENANT}: the tag values are bounded. Thread-safe, never blocks.
  */
 public final class ProxyMeters {
   /** Requests in flight, by replica. */
@@ -35,11 +48,26 @@ public final class ProxyMeters {
   public static final String UPSTREAM_ERRORS = "affinity.router.upstream.errors";
   /** Requests the gateway answered with an error, by status and code. */
   public static final String REJECTED = "affinity.router.gateway.rejected";
+  /** Requests held for room now. */
+  public static final String HELD = "affinity.router.gateway.held";
+  /** Time held, by outcome and tenant. */
+  public static final String HOLD_WAIT = "affinity.router.gateway.hold.wait";
+  /** Requests not routed, by reason and tenant. */
+  public static final String REFUSALS = "affinity.router.gateway.refusals";
+  /** The tenants that get their own tag value. */
+  public static final int MAX_TENANT_TAGS = 100;
+  /** The tenant tag of requests without one. */
+  public static final String NO_TENANT = "none";
+  /** The tenant tag past the first {@value #MAX_TENANT_TAGS}. */
+  public static final String OTHER_TENANT = "other";
 
   private final MeterRegistry registry;
   private final Map<String, AtomicInteger> inFlight = new ConcurrentHashMap<>();
   private final Map<String, Counter> upstreamErrors = new ConcurrentHashMap<>();
   private final Map<String, Counter> rejected = new ConcurrentHashMap<>();
+  private final Map<String, Timer> holdWaits = new ConcurrentHashMap<>();
+  private final Map<String, Counter> refusals = new ConcurrentHashMap<>();
+  private final Map<String, Boolean> tenants = new ConcurrentHashMap<>();
 
   /** Creates the meters in {@code registry}, each when first needed. */
   public ProxyMeters(MeterRegistry registry) {
@@ -83,6 +111,53 @@ public final class ProxyMeters {
         .tag("status", Integer.toString(status))
         .tag("code", code)
         .register(registry)).increment();
+  }
+
+  /** Publishes {@code held} (the router's held requests) as {@value #HELD}. */
+  public void heldRequests(IntSupplier held) {
+    Objects.requireNonNull(held, "held");
+    Gauge.builder(HELD, held, h -> h.getAsInt())
+        .description("Requests held by the router until the fleet has room")
+        .strongReference(true) // a method reference: nothing else keeps it
+        .register(registry);
+  }
+
+  /**
+   * A held request ended after {@code waited}: {@code outcome} is {@code admitted},
+   * {@code refused} or {@code cancelled}.
+   */
+  public void holdEnded(String outcome, String tenant, Duration waited) {
+    String t = tenantTag(tenant);
+    holdWaits.computeIfAbsent(outcome + '\0' + t, k -> Timer.builder(HOLD_WAIT)
+        .description("Time requests were held before admission, refusal or cancellation")
+        .tag("outcome", outcome)
+        .tag("tenant", t)
+        .register(registry)).record(waited.toNanos(), TimeUnit.NANOSECONDS);
+  }
+
+  /** The router did not route a request of {@code tenant}, for {@code reason}. */
+  public void refused(String reason, String tenant) {
+    String t = tenantTag(tenant);
+    String r = reason.toLowerCase(Locale.ROOT);
+    refusals.computeIfAbsent(r + '\0' + t, k -> Counter.builder(REFUSALS)
+        .description("Requests the router did not route, by reason")
+        .tag("reason", r)
+        .tag("tenant", t)
+        .register(registry)).increment();
+  }
+
+  private String tenantTag(String tenant) {
+    if (tenant == null || tenant.isEmpty()) {
+      return NO_TENANT;
+    }
+    if (tenants.containsKey(tenant)) {
+      return tenant;
+    }
+    if (tenants.size() < MAX_TENANT_TAGS) { // a race may admit a few more: still bounded
+      tenants.putIfAbsent(tenant, Boolean.TRUE);
+      return tenant;
+    }
+    return OTHER_TENANT;
   }
 
   private AtomicInteger gauge(String replicaId) {
