@@ -65,7 +65,10 @@ public class AffinityRouterAutoConfiguration {
     }
     listeners.orderedStream().forEach(builder::addListener);
     fleet.ifAvailable(f -> builder.addListener(f.wakeListener()));
-    return builder.build();
+    Router router = builder.build();
+    // a scrape that shows room offers the held requests again
+    fleet.ifAvailable(f -> f.addSnapshotListener(router::refresh));
+    return router;
   }
 
   /** The Micrometer meters of the router's decisions. */

@@ -38,6 +38,9 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param maxPromptBlocks the most blocks hashed per prompt (default 8192)
  * @param hashSeed the seed of the prefix hashes; gateways sharing a fleet use one (default 0)
  * @param prefixIndexEntries the prefix index bound in blocks (default 1048576)
+ * @param maxHold how long a request the fleet has no room for is held before its {@code 429};
+ *     unset or 0 (default): never held, refused at once
+ * @param maxHeldRequests the most requests held at once (default 10000), with {@code maxHold}
  */
 @ConfigurationProperties("affinity-router")
 public record AffinityRouterProperties(
@@ -58,7 +61,9 @@ public record AffinityRouterProperties(
     @Nullable Integer textBlockChars,
     @Nullable Integer maxPromptBlocks,
     @Nullable Long hashSeed,
-    @Nullable Long prefixIndexEntries) {
+    @Nullable Long prefixIndexEntries,
+    @Nullable Duration maxHold,
+    @Nullable Integer maxHeldRequests) {
 
   /**
    * Checks the gateway's own properties (the router's are checked by the builder).
@@ -120,6 +125,10 @@ public record AffinityRouterProperties(
     if (atLimitRetryAfter != null || unavailableRetryAfter != null) {
       builder.retryAfter(or(atLimitRetryAfter, AffinityRouter.Builder.DEFAULT_AT_LIMIT_RETRY_AFTER),
           or(unavailableRetryAfter, AffinityRouter.Builder.DEFAULT_UNAVAILABLE_RETRY_AFTER));
+    }
+    if (maxHold != null && !maxHold.isZero()) {
+      builder.holdQueue(or(maxHeldRequests, AffinityRouter.Builder.DEFAULT_MAX_HELD_REQUESTS),
+          AffinityRouter.Builder.DEFAULT_MAX_HELD_BYTES, maxHold);
     }
     if (textBlockChars != null) {
       builder.textBlockChars(textBlockChars);

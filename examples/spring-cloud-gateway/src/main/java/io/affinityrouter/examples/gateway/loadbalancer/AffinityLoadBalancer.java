@@ -11,6 +11,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ObjectProvider;
@@ -123,8 +124,16 @@ public final class AffinityLoadBalancer implements ReactorServiceInstanceLoadBal
       // Whoever flips this first owns the outcome: delivery, or the cancel (then the lease is
       // closed here as soon as the decision exists).
       AtomicBoolean settled = new AtomicBoolean();
-      sink.onCancel(() -> settled.set(true));
-      router.selectAsync(routingRequest, replicas).whenComplete((decision, error) -> {
+      CompletableFuture<RoutingDecision> selected =
+          router.selectAsync(routingRequest, replicas).toCompletableFuture();
+      sink.onCancel(() -> {
+        settled.set(true);
+        selected.cancel(false); // a held request whose client left leaves the queue
+      });
+      selected.whenComplete((decision, error) -> {
+        if (selected.isCancelled()) {
+          return;
+        }
         if (error != null) {
           if (settled.compareAndSet(false, true)) {
             sink.error(error);
