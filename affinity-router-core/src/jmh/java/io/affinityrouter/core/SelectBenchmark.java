@@ -30,7 +30,8 @@ import org.openjdk.jmh.annotations.Warmup;
  *
  * <p>Goals read from this benchmark: allocation per {@code select} with {@code -prof gc}
  * at 64 replicas and 8K tokens; cost at 1,024 replicas against 64; cost with a 10M-block index
- * against 10K. {@code COLD} traffic runs the cold-prompt placement, with each engine's KV write
+ * against 10K; the same allocation with the hold queue on ({@code holding}) as off.
+ * {@code COLD} traffic runs the cold-prompt placement, with each engine's KV write
  * rate known from two scrapes a second apart ({@link Fleet#replicas(int, long, double)}).
  *
  * <pre>
@@ -58,6 +59,10 @@ public class SelectBenchmark {
   @Param({"RETURNING", "NEW", "SESSIONLESS", "COLD"})
   Traffic traffic;
 
+  /** Whether the hold queue is on: an uncongested select must cost the same either way. */
+  @Param({"false", "true"})
+  boolean holding;
+
   private Router router;
   private List<Replica> fleet;
   private SessionWorkload workload;
@@ -71,6 +76,10 @@ public class SelectBenchmark {
         .prefixIndexEntries(indexBlocks);
     if (traffic.fresh()) {
       builder.bindingTtl(Duration.ofMillis(1));
+    }
+    if (holding) {
+      builder.holdQueue(AffinityRouter.Builder.DEFAULT_MAX_HELD_REQUESTS,
+          AffinityRouter.Builder.DEFAULT_MAX_HELD_BYTES, AffinityRouter.Builder.DEFAULT_MAX_HOLD);
     }
     router = builder.build();
     fleet = Fleet.replicas(replicas, 42);

@@ -255,7 +255,8 @@ final class DefaultRouter implements Router {
           : decide.notRouted(sel));
     }
     decide.wakeIfBusy(sel);
-    if (admission != null && (sel.key == null || !pinning.knows(sel.key)) && saturated(sel)) {
+    // saturated() first: an uncongested decision never looks the session up twice
+    if (admission != null && saturated(sel) && (sel.key == null || !pinning.knows(sel.key))) {
       sel.states[sel.candidate].cancelAcquire(sel.requestTokens);
       return sel.decided(HELD);
     }

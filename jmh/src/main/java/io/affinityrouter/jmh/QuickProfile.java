@@ -60,21 +60,24 @@ public final class QuickProfile {
 
     p.run("hashing", "\\.BlockHasherBenchmark\\.", o -> o.param("promptTokens", "1024", "8192"));
     p.run("select-vs-hash", "\\.SelectVsHashBenchmark\\.", o -> o);
-    p.run("select-replicas", "\\.SelectBenchmark\\.", o -> o.param("replicas", "8", "64", "1024")
+    p.run("select-replicas", "\\.SelectBenchmark\\.", o -> o.param("holding", "false").param("replicas", "8", "64", "1024")
         .param("promptTokens", "8192").param("indexBlocks", "1000000")
         .param("traffic", "RETURNING", "NEW"));
-    p.run("select-sessionless", "\\.SelectBenchmark\\.", o -> o.param("replicas", "64")
+    p.run("select-sessionless", "\\.SelectBenchmark\\.", o -> o.param("holding", "false").param("replicas", "64")
         .param("promptTokens", "8192").param("indexBlocks", "1000000")
         .param("traffic", "SESSIONLESS"));
-    p.run("select-index", "\\.SelectBenchmark\\.", o -> o.param("replicas", "64")
+    p.run("select-index", "\\.SelectBenchmark\\.", o -> o.param("holding", "false").param("replicas", "64")
         .param("promptTokens", "8192").param("indexBlocks", "10000", "10000000")
         .param("traffic", "RETURNING", "NEW"));
-    p.run("select-prompt", "\\.SelectBenchmark\\.", o -> o.param("replicas", "64")
+    p.run("select-prompt", "\\.SelectBenchmark\\.", o -> o.param("holding", "false").param("replicas", "64")
         .param("promptTokens", "1024", "32768").param("indexBlocks", "1000000")
         .param("traffic", "RETURNING"));
-    p.run("select-cold", "\\.SelectBenchmark\\.", o -> o.param("replicas", "64", "1024")
+    p.run("select-cold", "\\.SelectBenchmark\\.", o -> o.param("holding", "false").param("replicas", "64", "1024")
         .param("promptTokens", "8192").param("indexBlocks", "1000000")
         .param("traffic", "COLD"));
+    p.run("select-holding", "\\.SelectBenchmark\\.", o -> o.param("holding", "true")
+        .param("replicas", "64").param("promptTokens", "8192").param("indexBlocks", "1000000")
+        .param("traffic", "RETURNING", "SESSIONLESS"));
     p.run("prefix-index", "\\.PrefixIndexBenchmark\\.", o -> o);
     p.run("concurrency", "\\.ConcurrentSelectBenchmark\\.", o -> o);
 
