@@ -326,10 +326,15 @@ final class AdmissionQueue {
 
   /** Removes a tenant with nothing held and nothing being offered; its deficit is forgotten. */
   private void leaveLocked(Tenant t) {
+    ring.remove(t);
+    forgetLocked(t);
+  }
+
+  /** Forgets a tenant already out of the ring. */
+  private void forgetLocked(Tenant t) {
     t.inRing = false;
     t.turn = false;
     t.deficit = 0;
-    ring.remove(t);
     tenants.remove(t.name);
   }
 
@@ -450,10 +455,7 @@ final class AdmissionQueue {
         }
         if (t.queue.isEmpty() && !t.offering) {
           it.remove();
-          t.inRing = false;
-          t.turn = false;
-          t.deficit = 0;
-          tenants.remove(t.name);
+          forgetLocked(t);
         }
       }
       armLocked();

@@ -23,14 +23,16 @@ final class Classify {
   private final Limits limits;
   private final ReplicaFilter[] filters;
   private final Listeners listeners;
+  private final boolean recordLatest; // a hold queue re-offers against the newest snapshots
 
   Classify(LoadTracker tracker, BlockHasher hasher, Limits limits, List<ReplicaFilter> filters,
-      Listeners listeners) {
+      Listeners listeners, boolean recordLatest) {
     this.tracker = tracker;
     this.hasher = hasher;
     this.limits = limits;
     this.filters = filters.toArray(new ReplicaFilter[0]);
     this.listeners = listeners;
+    this.recordLatest = recordLatest;
   }
 
   /**
@@ -46,7 +48,9 @@ final class Classify {
     for (int i = 0; i < sel.size; i++) {
       Replica r = replicas.get(i);
       ReplicaState state = tracker.state(r.id());
-      state.seen(r);
+      if (recordLatest) {
+        state.seen(r);
+      }
       int ord = state.ordinal();
       if (ord >= 0) {
         if (s.seenEpoch[ord] == epoch) {

@@ -91,7 +91,8 @@ final class DefaultRouter implements Router {
     LoadSharing sharing = exchange == null ? null : new LoadSharing(exchange,
         b.routerId != null ? b.routerId : "router-" + Long.toHexString(writer),
         b.loadExchangeInterval.toMillis(), tracker, listeners);
-    this.classify = new Classify(tracker, hasher, limits, b.filters, listeners);
+    this.classify = new Classify(tracker, hasher, limits, b.filters, listeners,
+        b.maxHeldRequests > 0);
     this.score = new Score(index, tracker, costModel, picker, budget, b.recomputeWeight,
         b.scorers, sharing, listeners, clock);
     this.pick = new Pick(picker, limits, budget, b.holderSavingsMultiple, Pick.PLACEMENT_BLOCKS,

@@ -1,5 +1,8 @@
 package io.affinityrouter.core;
 
+import io.affinityrouter.Replica;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.StampedLock;
@@ -45,19 +48,19 @@ final class ReplicaState {
     static final PeerQueue NONE = new PeerQueue(0, 0);
   }
 
-  private static final java.lang.invoke.VarHandle LATEST;
+  private static final VarHandle LATEST;
 
   static {
     try {
-      LATEST = java.lang.invoke.MethodHandles.lookup().findVarHandle(ReplicaState.class,
-          "latest", io.affinityrouter.Replica.class);
+      LATEST = MethodHandles.lookup().findVarHandle(ReplicaState.class,
+          "latest", Replica.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
   }
 
   @SuppressWarnings("unused") // through LATEST
-  private io.affinityrouter.Replica latest; // the newest snapshot a caller passed, for re-offers
+  private Replica latest; // the newest snapshot a caller passed, for re-offers
 
   ReplicaState(String id, int ordinal, double decodeRatePrior) {
     this.id = id;
@@ -67,16 +70,16 @@ final class ReplicaState {
   }
 
   /** Records the snapshot of this replica a caller passed (a release write, when it changed). */
-  void seen(io.affinityrouter.Replica replica) {
+  void seen(Replica replica) {
     if (LATEST.getOpaque(this) != replica) {
       LATEST.setRelease(this, replica);
     }
   }
 
   /** The newest snapshot seen, or {@code fallback} if none. */
-  io.affinityrouter.Replica latest(io.affinityrouter.Replica fallback) {
+  Replica latest(Replica fallback) {
     Object r = LATEST.getAcquire(this);
-    return r != null ? (io.affinityrouter.Replica) r : fallback;
+    return r != null ? (Replica) r : fallback;
   }
 
   /** The replica's id. */
