@@ -55,6 +55,8 @@ final class EngineServer implements AutoCloseable {
   private final ExecutorService executor = Executors.newCachedThreadPool();
   private final Map<String, Answer> answers = new ConcurrentHashMap<>();
   final List<Received> received = new CopyOnWriteArrayList<>();
+  /** Every request's body, in the order received (UTF-8). */
+  final List<String> bodies = new CopyOnWriteArrayList<>();
   private volatile CountDownLatch hold = new CountDownLatch(1);
 
   EngineServer() {
@@ -112,7 +114,7 @@ final class EngineServer implements AutoCloseable {
   private void handle(HttpExchange ex) throws IOException {
     URI u = ex.getRequestURI();
     received.add(new Received(ex.getRequestMethod(), u.getPath(), u.getRawQuery()));
-    ex.getRequestBody().readAllBytes();
+    bodies.add(new String(ex.getRequestBody().readAllBytes(), StandardCharsets.UTF_8));
     Answer a = answers.getOrDefault(u.getPath(), Answer.status(404));
     if (a.hold()) {
       try {
