@@ -34,9 +34,17 @@ final class FakeEngine {
   private final LongAdder wakeUps = new LongAdder();
   private volatile int sleepLevel; // 0 awake, 1 weights offloaded, 2 everything discarded
 
+  private final KvEventPublisher events; // null: the engine publishes none
+
   FakeEngine(FakeVllmConfig config) {
+    this(config, null);
+  }
+
+  /** An engine whose cache changes go to {@code events} (null: none). */
+  FakeEngine(FakeVllmConfig config, KvEventPublisher events) {
     this.config = config;
-    this.cache = new PrefixCache(config.blockChars(), config.numGpuBlocks());
+    this.events = events;
+    this.cache = new PrefixCache(config.blockChars(), config.numGpuBlocks(), events);
     this.slots = new Semaphore(config.maxNumSeqs(), true);
   }
 
@@ -62,7 +70,8 @@ final class FakeEngine {
     int tokens = Math.max(1, (prompt.length() + FakeVllmConfig.CHARS_PER_TOKEN - 1)
         / FakeVllmConfig.CHARS_PER_TOKEN);
     long[] hashes = cache.blockHashes(prompt);
-    int hitBlocks = cache.lookupAndStore(hashes);
+    int hitBlocks = cache.lookupAndStore(hashes,
+        events != null ? FakeTokenizer.tokens(prompt) : null, config.blockSize());
     int cachedTokens = Math.min(tokens, hitBlocks * config.blockSize());
     promptTokens.add(tokens);
     prefixQueries.add(tokens);

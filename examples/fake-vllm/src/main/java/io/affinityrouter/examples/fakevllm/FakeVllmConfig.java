@@ -42,6 +42,8 @@ public final class FakeVllmConfig {
   private final int defaultMaxTokens;
   private final int maxNumSeqs;
   private final String apiKey;
+  private final int kvEventsPort;
+  private final int kvEventsReplayPort;
 
   private FakeVllmConfig(Builder b) {
     this.model = b.model;
@@ -53,6 +55,8 @@ public final class FakeVllmConfig {
     this.defaultMaxTokens = b.defaultMaxTokens;
     this.maxNumSeqs = b.maxNumSeqs;
     this.apiKey = b.apiKey;
+    this.kvEventsPort = b.kvEventsPort;
+    this.kvEventsReplayPort = b.kvEventsReplayPort;
   }
 
   /** A builder with the defaults. */
@@ -113,6 +117,25 @@ public final class FakeVllmConfig {
     return java.util.Optional.ofNullable(apiKey);
   }
 
+  /**
+   * Whether the engine publishes its KV-cache events (vLLM's {@code --kv-events-config}
+   * with {@code enable_kv_cache_events}), on {@link #kvEventsPort()} and
+   * {@link #kvEventsReplayPort()}.
+   */
+  public boolean kvEvents() {
+    return kvEventsPort >= 0;
+  }
+
+  /** The KV-event PUB port (0: an ephemeral one); -1 when the engine publishes none. */
+  public int kvEventsPort() {
+    return kvEventsPort;
+  }
+
+  /** The KV-event replay (ROUTER) port (0: an ephemeral one); -1 when none. */
+  public int kvEventsReplayPort() {
+    return kvEventsReplayPort;
+  }
+
   /** Builds a {@link FakeVllmConfig}. Not thread-safe. */
   public static final class Builder {
     private String model = DEFAULT_MODEL;
@@ -124,6 +147,8 @@ public final class FakeVllmConfig {
     private int defaultMaxTokens = DEFAULT_MAX_TOKENS;
     private int maxNumSeqs = DEFAULT_MAX_NUM_SEQS;
     private String apiKey;
+    private int kvEventsPort = -1;
+    private int kvEventsReplayPort = -1;
 
     private Builder() {}
 
@@ -182,6 +207,23 @@ public final class FakeVllmConfig {
       }
       this.apiKey = apiKey;
       return this;
+    }
+
+    /**
+     * Publishes KV-cache events on {@code port} with replay on {@code replayPort}, each in
+     * {@code 0..65535} (0: an ephemeral port).
+     */
+    public Builder kvEvents(int port, int replayPort) {
+      this.kvEventsPort = port(port, "kvEventsPort");
+      this.kvEventsReplayPort = port(replayPort, "kvEventsReplayPort");
+      return this;
+    }
+
+    private static int port(int port, String name) {
+      if (port < 0 || port > 65535) {
+        throw new IllegalArgumentException(name + ": " + port + " (expected: 0 to 65535)");
+      }
+      return port;
     }
 
     /** Returns the configuration. */

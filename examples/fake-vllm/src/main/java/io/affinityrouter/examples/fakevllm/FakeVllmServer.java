@@ -4,6 +4,8 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.affinityrouter.examples.cli.Flags;
 import io.affinityrouter.examples.json.Json;
+import io.affinityrouter.examples.json.JsonException;
+import io.affinityrouter.examples.openai.CompletionRequest;
 import io.affinityrouter.examples.openai.Endpoint;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -29,27 +31,39 @@ import java.util.concurrent.atomic.AtomicInteger;
  *       counters, so a test can read each replica's real hit rate;
  *   <li>{@code POST /sleep?level=1|2}, {@code POST /wake_up}, {@code GET /is_sleeping}: model state
  *       (a sleeping engine answers completions with {@code 503});
+ *   <li>{@code POST /tokenize}: vLLM's fields and answer ({@code count}, {@code max_model_len},
+ *       {@code tokens}), the ids of this engine's {@link FakeTokenizer} for the text its completion
+ *       endpoints would compute (a chat's messages rendered as they are for
+ *       {@code /v1/chat/completions});
+ *   <li>with {@link FakeVllmConfig#kvEvents()}, its prefix cache's changes published as vLLM's
+ *       KV-event publisher does (ZMQ PUB and replay, {@link KvEventPublisher}), each stored block
+ *       with the token ids of {@code /tokenize};
  *   <li>{@code GET /health}, {@code GET /v1/models}.
  * </ul>
  *
  * <p>Run: {@code java ... FakeVllmServer --port 8001 [--model m] [--latency-scale 1.0]
- * [--num-gpu-blocks 8192] [--block-size 16] [--host 127.0.0.1]}.
+ * [--num-gpu-blocks 8192] [--block-size 16] [--host 127.0.0.1] [--kv-events-port 5557
+ * --kv-events-replay-port 5558]}.
  *
  * <p>Thread-safe. {@link #close()} stops it at once, cutting open connections, like a replica that
  * dies; it is idempotent.
  */
 public final class FakeVllmServer implements AutoCloseable {
   private static final AtomicInteger THREADS = new AtomicInteger();
+  private static final long MAX_MODEL_LEN = 32768;
 
   private final FakeEngine engine;
   private final HttpServer server;
   private final ExecutorService executor;
+  private final KvEventPublisher events; // null: none
   private volatile boolean closed;
 
-  private FakeVllmServer(FakeEngine engine, HttpServer server, ExecutorService executor) {
+  private FakeVllmServer(FakeEngine engine, HttpServer server, ExecutorService executor,
+      KvEventPublisher events) {
     this.engine = engine;
     this.server = server;
     this.executor = executor;
+    this.events = events;
   }
 
   /**
@@ -58,19 +72,21 @@ public final class FakeVllmServer implements AutoCloseable {
    * @throws UncheckedIOException if the address cannot be bound
    */
   public static FakeVllmServer start(InetSocketAddress address, FakeVllmConfig config) {
-    FakeEngine engine = new FakeEngine(config);
     HttpServer server;
     try {
       server = HttpServer.create(address, 256);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot bind " + address, e);
     }
+    KvEventPublisher events = config.kvEvents() ? new KvEventPublisher(
+        address.getHostString(), config.kvEventsPort(), config.kvEventsReplayPort()) : null;
+    FakeEngine engine = new FakeEngine(config, events);
     ExecutorService executor = Executors.newCachedThreadPool(r -> {
       Thread t = new Thread(r, "fake-vllm-" + THREADS.incrementAndGet());
       t.setDaemon(true);
       return t;
     });
-    FakeVllmServer s = new FakeVllmServer(engine, server, executor);
+    FakeVllmServer s = new FakeVllmServer(engine, server, executor, events);
     for (Endpoint e : Endpoint.values()) {
       server.createContext(e.path(), new CompletionHandler(engine, e));
     }
@@ -103,11 +119,12 @@ public final class FakeVllmServer implements AutoCloseable {
     }));
     server.createContext("/is_sleeping", ex -> s.simple(ex, "GET",
         () -> sendJson(ex, 200, Map.of("is_sleeping", engine.isSleeping()))));
+    server.createContext("/tokenize", ex -> s.tokenize(ex, config));
     server.createContext("/health", ex -> s.simple(ex, "GET",
         () -> ex.sendResponseHeaders(200, -1)));
     server.createContext("/v1/models", ex -> s.simple(ex, "GET", () -> sendJson(ex, 200,
         Map.of("object", "list", "data", List.of(Map.of("id", config.model(), "object", "model",
-            "owned_by", "fake-vllm", "max_model_len", 32768))))));
+            "owned_by", "fake-vllm", "max_model_len", MAX_MODEL_LEN))))));
     server.setExecutor(executor);
     server.start();
     return s;
@@ -126,6 +143,18 @@ public final class FakeVllmServer implements AutoCloseable {
   /** The configuration it runs with. */
   public FakeVllmConfig config() {
     return engine.config();
+  }
+
+  /** Where its KV events are published ({@code tcp://host:port}), if they are. */
+  public java.util.Optional<String> kvEventsUri() {
+    return events == null ? java.util.Optional.empty() : java.util.Optional.of(
+        "tcp://" + server.getAddress().getHostString() + ":" + events.port());
+  }
+
+  /** Where its KV events are replayed from ({@code tcp://host:port}), if they are published. */
+  public java.util.Optional<String> kvEventsReplayUri() {
+    return events == null ? java.util.Optional.empty() : java.util.Optional.of(
+        "tcp://" + server.getAddress().getHostString() + ":" + events.replayPort());
   }
 
   /** Requests running now. */
@@ -162,6 +191,9 @@ public final class FakeVllmServer implements AutoCloseable {
     closed = true;
     server.stop(0);
     executor.shutdownNow();
+    if (events != null) {
+      events.close();
+    }
   }
 
   /** Writes a vLLM-style error body: {@code {"object":"error","message":...,"type":...,"code":...}}. */
@@ -195,6 +227,48 @@ public final class FakeVllmServer implements AutoCloseable {
     }
   }
 
+  /**
+   * vLLM's {@code POST /tokenize}: a body with {@code messages} is a chat, one with {@code prompt}
+   * a completion; the ids are those the completion endpoints compute for the same body. This
+   * engine adds no special tokens, so {@code add_special_tokens} and
+   * {@code add_generation_prompt} change nothing.
+   */
+  private void tokenize(HttpExchange ex, FakeVllmConfig config) throws IOException {
+    try (ex) {
+      String body = new String(ex.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
+      if (!"POST".equals(ex.getRequestMethod())) {
+        sendError(ex, 405, "MethodNotAllowed",
+            "method " + ex.getRequestMethod() + " (expected: POST)");
+        return;
+      }
+      CompletionRequest request;
+      try {
+        request = CompletionRequest.parse(
+            Json.parseObject(body).containsKey("messages") ? Endpoint.CHAT : Endpoint.COMPLETIONS,
+            body);
+      } catch (JsonException e) {
+        sendError(ex, 400, "BadRequestError", e.getMessage());
+        return;
+      }
+      if (request.model().isPresent() && !request.model().get().equals(config.model())) {
+        sendError(ex, 404, "NotFoundError",
+            "The model `" + request.model().get() + "` does not exist.");
+        return;
+      }
+      int[] tokens = FakeTokenizer.tokens(request.promptText());
+      Map<String, Object> answer = new LinkedHashMap<>();
+      answer.put("count", (long) tokens.length);
+      answer.put("max_model_len", MAX_MODEL_LEN);
+      List<Long> ids = new java.util.ArrayList<>(tokens.length);
+      for (int t : tokens) {
+        ids.add((long) t);
+      }
+      answer.put("tokens", ids);
+      answer.put("token_strs", null);
+      sendJson(ex, 200, answer);
+    }
+  }
+
   @FunctionalInterface
   private interface IoAction {
     void run() throws IOException;
@@ -207,8 +281,13 @@ public final class FakeVllmServer implements AutoCloseable {
    */
   public static void main(String[] args) throws InterruptedException {
     Flags f = Flags.parse(args, Set.of("host", "port", "model", "latency-scale",
-        "num-gpu-blocks", "block-size", "max-num-seqs"));
-    FakeVllmConfig config = FakeVllmConfig.builder()
+        "num-gpu-blocks", "block-size", "max-num-seqs", "kv-events-port",
+        "kv-events-replay-port"));
+    FakeVllmConfig.Builder b = FakeVllmConfig.builder();
+    if (f.has("kv-events-port")) {
+      b.kvEvents(f.integer("kv-events-port", 0), f.integer("kv-events-replay-port", 0));
+    }
+    FakeVllmConfig config = b
         .model(f.string("model", FakeVllmConfig.DEFAULT_MODEL))
         .latencyScale(f.number("latency-scale", 1))
         .numGpuBlocks(f.integer("num-gpu-blocks", FakeVllmConfig.DEFAULT_NUM_GPU_BLOCKS))

@@ -14,6 +14,10 @@ import java.util.Map;
  * prompt's blocks. The hash is this fake engine's own (64-bit FNV-1a over the characters, chained);
  * the router's hashes differ, as a real engine's do.
  *
+ * <p>With a {@link KvEventPublisher}, every change is published as it happens, in order: the
+ * blocks a lookup stores ({@code BlockStored}, with their token ids), each block evicted
+ * ({@code BlockRemoved}), a clear ({@code AllBlocksCleared}).
+ *
  * <p>Thread-safe (every call is serialized).
  */
 final class PrefixCache {
@@ -23,16 +27,26 @@ final class PrefixCache {
   private final int blockChars;
   private final int capacityBlocks;
   private final LinkedHashMap<Long, Boolean> blocks; // guarded by this
+  private final KvEventPublisher events; // null: none
 
   PrefixCache(int blockChars, int capacityBlocks) {
+    this(blockChars, capacityBlocks, null);
+  }
+
+  PrefixCache(int blockChars, int capacityBlocks, KvEventPublisher events) {
     this.blockChars = blockChars;
     this.capacityBlocks = capacityBlocks;
+    this.events = events;
     this.blocks = new LinkedHashMap<>(16, 0.75f, true) {
       private static final long serialVersionUID = 1L;
 
       @Override
       protected boolean removeEldestEntry(Map.Entry<Long, Boolean> eldest) {
-        return size() > PrefixCache.this.capacityBlocks;
+        boolean evict = size() > PrefixCache.this.capacityBlocks;
+        if (evict && events != null) {
+          events.removed(eldest.getKey());
+        }
+        return evict;
       }
     };
   }
@@ -58,13 +72,27 @@ final class PrefixCache {
    * Counts the leading blocks of {@code hashes} already cached, then caches them all as most
    * recently used.
    */
-  synchronized int lookupAndStore(long[] hashes) {
+  int lookupAndStore(long[] hashes) {
+    return lookupAndStore(hashes, null, 0);
+  }
+
+  /**
+   * As {@link #lookupAndStore(long[])}, publishing the blocks stored past the hit with their
+   * {@code blockSize} token ids each from {@code tokens} (the prompt's, as the engine tokenized it).
+   */
+  synchronized int lookupAndStore(long[] hashes, int[] tokens, int blockSize) {
     int hits = 0;
     while (hits < hashes.length && blocks.containsKey(hashes[hits])) {
       hits++;
     }
-    for (long h : hashes) {
-      blocks.put(h, Boolean.TRUE);
+    for (int b = 0; b < hits; b++) {
+      blocks.get(hashes[b]); // most recently used, before the new blocks may evict
+    }
+    if (events != null && tokens != null && hits < hashes.length) {
+      events.stored(hashes, hits, hashes.length, tokens, blockSize);
+    }
+    for (int b = hits; b < hashes.length; b++) {
+      blocks.put(hashes[b], Boolean.TRUE);
     }
     return hits;
   }
@@ -77,5 +105,8 @@ final class PrefixCache {
   /** Drops every block (what vLLM's sleep level 2 or a reset does). */
   synchronized void clear() {
     blocks.clear();
+    if (events != null) {
+      events.cleared();
+    }
   }
 }
