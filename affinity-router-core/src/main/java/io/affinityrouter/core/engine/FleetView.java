@@ -132,7 +132,10 @@ public final class FleetView implements AutoCloseable {
    * {@code router.cacheEvents()} of the router this view's {@link #wakeListener()} was given to.
    * Needs {@code org.zeromq:jeromq} and {@code org.msgpack:msgpack-core} on the class path
    * (optional dependencies of the core). Off unless called. Engine blocks or pages are mapped into
-   * blocks of the sink's {@link PrefixCacheEvents#tokensPerBlock()}, the router's own.
+   * blocks of the sink's {@link PrefixCacheEvents#tokensPerBlock()}, the router's own. A replica
+   * serving one model stores its blocks for that model: the endpoint's
+   * {@link ReplicaEndpoint#models()}, or when it names none, the model its scrapes show (the
+   * subscription restarts, with a replay, when that changes).
    *
    * @return this
    * @throws IllegalStateException if started, closed, or already given a sink
@@ -146,6 +149,7 @@ public final class FleetView implements AutoCloseable {
     KvEventFeeds feeds = new KvEventFeeds(sink);
     kvEvents = feeds;
     state.onEndpoints(feeds::sync);
+    addSnapshotListener(feeds::scraped);
     return this;
   }
 

@@ -1,6 +1,7 @@
 package io.affinityrouter.core.engine;
 
 import io.affinityrouter.PrefixCacheEvents;
+import io.affinityrouter.Replica;
 import io.affinityrouter.core.kvevents.KvEventStats;
 import io.affinityrouter.core.kvevents.KvEventSubscriber;
 import io.affinityrouter.spi.ReplicaEndpoint;
@@ -9,6 +10,7 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -22,14 +24,17 @@ import java.util.Set;
 final class KvEventFeeds implements AutoCloseable {
   private final PrefixCacheEvents sink;
   private final Map<String, Feed> feeds = new LinkedHashMap<>(); // guarded by this
+  private Map<String, Set<String>> scrapedModels = Map.of(); // guarded by this
+  private Collection<ReplicaEndpoint> endpoints = List.of(); // guarded by this
   private boolean started;
   private boolean closed;
 
   /** What a subscriber was built from: a change of any of these means a new subscriber. */
   private record Key(URI events, Optional<URI> replay, int ranks, Set<String> models) {
-    static Key of(ReplicaEndpoint e) {
+    /** The endpoint's models, else those its scrapes found (a vLLM server names its model). */
+    static Key of(ReplicaEndpoint e, Map<String, Set<String>> scraped) {
       return new Key(e.kvEventsUri().orElseThrow(), e.kvEventsReplayUri(), e.dataParallelRanks(),
-          e.models());
+          e.models().isEmpty() ? scraped.getOrDefault(e.id(), Set.of()) : e.models());
     }
   }
 
@@ -53,6 +58,7 @@ final class KvEventFeeds implements AutoCloseable {
    * removed ones lose theirs. Nothing runs before {@link #start}.
    */
   synchronized void sync(Collection<ReplicaEndpoint> endpoints) {
+    this.endpoints = endpoints;
     if (!started || closed) {
       return;
     }
@@ -62,7 +68,7 @@ final class KvEventFeeds implements AutoCloseable {
         continue;
       }
       present.add(e.id());
-      Key key = Key.of(e);
+      Key key = Key.of(e, scrapedModels);
       Feed old = feeds.get(e.id());
       if (old != null && old.key.equals(key)) {
         continue;
@@ -73,7 +79,7 @@ final class KvEventFeeds implements AutoCloseable {
       KvEventSubscriber s = KvEventSubscriber.builder(sink)
           .replicaId(e.id())
           // one model: its blocks are that model's; several: the engine's events do not say whose
-          .model(e.models().size() == 1 ? e.models().iterator().next() : null)
+          .model(key.models.size() == 1 ? key.models.iterator().next() : null)
           .endpoint(key.events.toString())
           .replayEndpoint(key.replay.map(URI::toString).orElse(null))
           .dataParallelSize(key.ranks)
@@ -88,6 +94,23 @@ final class KvEventFeeds implements AutoCloseable {
       entry.getValue().subscriber.close();
       return true;
     });
+  }
+
+  /**
+   * Records the models each replica's scrape shows; an endpoint that names none is resubscribed
+   * when they change, so its blocks are stored for the model it serves.
+   */
+  synchronized void scraped(List<Replica> snapshot) {
+    Map<String, Set<String>> models = new HashMap<>();
+    for (Replica r : snapshot) {
+      if (!r.models().isEmpty()) {
+        models.put(r.id(), Set.copyOf(r.models().keySet()));
+      }
+    }
+    if (!models.equals(scrapedModels)) {
+      scrapedModels = Map.copyOf(models);
+      sync(endpoints);
+    }
   }
 
   /** Each subscribed replica's counters, by replica id. */

@@ -98,6 +98,40 @@ class FleetKvEventsTest {
   }
 
   @Test
+  void anEndpointNamingNoModelStoresItsBlocksForTheModelItsScrapeShows() throws Exception {
+    String model = "Qwen/Qwen3-0.6B"; // the captured exposition's model_name
+    byte[] metrics = java.nio.file.Files.readAllBytes(java.nio.file.Path.of(
+        "../../shared/fixtures/metrics/vllm-v1-0.26.0-llmd-router-none.prom"));
+    com.sun.net.httpserver.HttpServer server = com.sun.net.httpserver.HttpServer.create(
+        new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0), 0);
+    server.createContext("/metrics", ex -> {
+      ex.sendResponseHeaders(200, metrics.length);
+      try (ex) {
+        ex.getResponseBody().write(metrics);
+      }
+    });
+    server.start();
+    closeables.add(() -> server.stop(0));
+    TestPublisher pub = closing(TestPublisher.start());
+    FleetView fleet = closing(FleetView.builder().endpoint(ReplicaEndpoint.builder("a",
+        URI.create("http://127.0.0.1:" + server.getAddress().getPort()))
+        .kvEventsUri(URI.create(pub.endpoint())).build()).build()).kvEvents(sink);
+    fleet.scrapeNow().toCompletableFuture().get(PATIENCE.toSeconds(),
+        java.util.concurrent.TimeUnit.SECONDS);
+    fleet.start();
+
+    String call = RecordingSink.stored("a", model, null, new long[] {100},
+        IntStream.range(0, 16).map(i -> 100 + i).toArray(), 16);
+    long deadline = System.nanoTime() + PATIENCE.toNanos();
+    while (!sink.calls().contains(call)) {
+      assertThat(System.nanoTime() - deadline).as("never stored %s; have %s", call, sink.calls())
+          .isNegative();
+      pub.publish(block(100));
+      Thread.sleep(20);
+    }
+  }
+
+  @Test
   void aSinkIsGivenOnceBeforeStart() {
     FleetView fleet = closing(FleetView.builder()
         .endpoint(ReplicaEndpoint.builder("c", NO_METRICS).build()).build());
