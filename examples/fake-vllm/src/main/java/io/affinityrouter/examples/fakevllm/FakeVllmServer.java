@@ -57,6 +57,7 @@ public final class FakeVllmServer implements AutoCloseable {
   private final ExecutorService executor;
   private final KvEventPublisher events; // null: none
   private volatile boolean closed;
+  private volatile int tokenizeFault;
 
   private FakeVllmServer(FakeEngine engine, HttpServer server, ExecutorService executor,
       KvEventPublisher events) {
@@ -177,6 +178,19 @@ public final class FakeVllmServer implements AutoCloseable {
     return engine.wakeUps();
   }
 
+  /**
+   * From now on, {@code POST /tokenize} answers {@code status} (a fault for tests);
+   * {@code 0} serves it again.
+   *
+   * @throws IllegalArgumentException unless {@code status} is 0 or in 400..599
+   */
+  public void tokenizeFault(int status) {
+    if (status != 0 && (status < 400 || status > 599)) {
+      throw new IllegalArgumentException("status: " + status + " (expected: 0 or 400..599)");
+    }
+    tokenizeFault = status;
+  }
+
   /** Whether the engine sleeps. */
   public boolean isSleeping() {
     return engine.isSleeping();
@@ -253,6 +267,11 @@ public final class FakeVllmServer implements AutoCloseable {
       if (request.model().isPresent() && !request.model().get().equals(config.model())) {
         sendError(ex, 404, "NotFoundError",
             "The model `" + request.model().get() + "` does not exist.");
+        return;
+      }
+      int fault = tokenizeFault;
+      if (fault != 0) {
+        sendError(ex, fault, "InternalServerError", "tokenize: injected fault");
         return;
       }
       int[] tokens = FakeTokenizer.tokens(request.promptText());

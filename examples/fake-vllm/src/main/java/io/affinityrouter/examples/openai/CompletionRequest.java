@@ -2,6 +2,7 @@ package io.affinityrouter.examples.openai;
 
 import io.affinityrouter.examples.json.Json;
 import io.affinityrouter.examples.json.JsonException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -23,15 +24,17 @@ public final class CompletionRequest {
   private final Endpoint endpoint;
   private final String model;
   private final String promptText;
+  private final List<Message> messages;
   private final boolean stream;
   private final boolean includeUsage;
   private final int maxTokens;
 
-  private CompletionRequest(Endpoint endpoint, String model, String promptText, boolean stream,
-      boolean includeUsage, int maxTokens) {
+  private CompletionRequest(Endpoint endpoint, String model, String promptText,
+      List<Message> messages, boolean stream, boolean includeUsage, int maxTokens) {
     this.endpoint = endpoint;
     this.model = model;
     this.promptText = promptText;
+    this.messages = messages;
     this.stream = stream;
     this.includeUsage = includeUsage;
     this.maxTokens = maxTokens;
@@ -49,8 +52,8 @@ public final class CompletionRequest {
   public static CompletionRequest parse(Endpoint endpoint, String body) {
     Map<String, Object> json = Json.parseObject(body);
     String model = optionalString(json, "model");
-    String prompt = endpoint == Endpoint.CHAT ? renderMessages(json.get("messages"))
-        : renderPrompt(json.get("prompt"));
+    List<Message> messages = endpoint == Endpoint.CHAT ? messages(json.get("messages")) : List.of();
+    String prompt = endpoint == Endpoint.CHAT ? render(messages) : renderPrompt(json.get("prompt"));
     boolean stream = optionalBoolean(json, "stream");
     boolean includeUsage = false;
     Object options = json.get("stream_options");
@@ -69,7 +72,8 @@ public final class CompletionRequest {
       }
       maxTokens = (int) (long) (Long) max;
     }
-    return new CompletionRequest(endpoint, model, prompt, stream, includeUsage, maxTokens);
+    return new CompletionRequest(endpoint, model, prompt, messages, stream, includeUsage,
+        maxTokens);
   }
 
   /** The API the request was posted to. */
@@ -85,6 +89,14 @@ public final class CompletionRequest {
   /** The prompt as one text (chat messages rendered in order). Never log it. */
   public String promptText() {
     return promptText;
+  }
+
+  /**
+   * A chat request's messages in order, each content's text parts joined; empty for a completion.
+   * Never log them.
+   */
+  public List<Message> messages() {
+    return messages;
   }
 
   /** Whether the response is streamed as server-sent events. */
@@ -108,12 +120,12 @@ public final class CompletionRequest {
         + promptText.length() + ", stream=" + stream + ", maxTokens=" + maxTokens + '}';
   }
 
-  private static String renderMessages(Object messages) {
+  private static List<Message> messages(Object messages) {
     if (!(messages instanceof List) || ((List<?>) messages).isEmpty()) {
       throw fieldError("messages", messages, "a non-empty array of {role, content}");
     }
-    StringBuilder sb = new StringBuilder();
     List<?> list = (List<?>) messages;
+    List<Message> out = new ArrayList<>(list.size());
     for (int i = 0; i < list.size(); i++) {
       if (!(list.get(i) instanceof Map)) {
         throw fieldError("messages[" + i + "]", list.get(i), "an object");
@@ -123,9 +135,17 @@ public final class CompletionRequest {
       if (!(role instanceof String)) {
         throw fieldError("messages[" + i + "].role", role, "a string");
       }
-      sb.append("<|").append(role).append("|>\n");
-      appendContent(sb, m.get("content"), "messages[" + i + "].content");
-      sb.append('\n');
+      StringBuilder content = new StringBuilder();
+      appendContent(content, m.get("content"), "messages[" + i + "].content");
+      out.add(new Message((String) role, content.toString()));
+    }
+    return List.copyOf(out);
+  }
+
+  private static String render(List<Message> messages) {
+    StringBuilder sb = new StringBuilder();
+    for (Message m : messages) {
+      sb.append("<|").append(m.role()).append("|>\n").append(m.content()).append('\n');
     }
     return sb.toString();
   }
@@ -187,6 +207,14 @@ public final class CompletionRequest {
       throw fieldError(field, v, "a boolean");
     }
     return (Boolean) v;
+  }
+
+  /** One chat message: its role and its text. {@link #toString()} shows the size only. */
+  public record Message(String role, String content) {
+    @Override
+    public String toString() {
+      return "Message{" + role + ", chars=" + content.length() + '}';
+    }
   }
 
   /** A message naming the field and the type found, never its content. */

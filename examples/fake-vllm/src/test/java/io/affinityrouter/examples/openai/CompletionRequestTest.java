@@ -27,6 +27,14 @@ class CompletionRequestTest {
     assertThat(r2.stream()).isFalse();
     assertThat(r2.maxTokens()).isEmpty();
     assertThat(r1.toString()).doesNotContain("brief").contains("promptChars=");
+    assertThat(r2.messages()).containsExactly(
+        new CompletionRequest.Message("system", "be brief"),
+        new CompletionRequest.Message("user", "hi"),
+        new CompletionRequest.Message("assistant", "hello"),
+        new CompletionRequest.Message("user", "more"));
+    assertThat(r2.messages().get(0).toString()).doesNotContain("brief").contains("chars=8");
+    assertThat(CompletionRequest.parse(Endpoint.COMPLETIONS, "{\"prompt\":\"abc\"}").messages())
+        .isEmpty();
   }
 
   @Test

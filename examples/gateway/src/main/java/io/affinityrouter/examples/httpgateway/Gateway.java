@@ -1,6 +1,12 @@
 package io.affinityrouter.examples.httpgateway;
 
 import io.affinityrouter.Replica;
+import io.affinityrouter.ReplicaHealth;
+import io.affinityrouter.core.engine.EngineTokenizer;
+import io.affinityrouter.core.kvevents.KvEventStats;
+import io.affinityrouter.spi.Tokenizer;
+import java.net.URI;
+import java.util.ArrayList;
 import io.affinityrouter.Router;
 import io.affinityrouter.core.AffinityRouter;
 import io.affinityrouter.core.engine.FleetView;
@@ -48,6 +54,11 @@ import org.eclipse.jetty.util.thread.ScheduledExecutorScheduler;
  * set (the {@code "redis"} binding-store provider, found with {@link ServiceLoader}), else in
  * memory, or in a store the caller passes (several gateways in one JVM sharing one store).
  *
+ * <p>With {@link GatewayConfig.Tokenization#ENGINE}, each request is tokenized by a healthy
+ * backend's {@code POST /tokenize} ({@link EngineTokenizer}) and routed on those ids, on its text
+ * when that fails; with {@link GatewayConfig#kvEvents()}, the router's prefix index is fed the
+ * backends' KV-cache events ({@link FleetView#kvEvents}).
+ *
  * <p>Limits ({@link GatewayConfig}): header block size and field count, header and body read
  * timeouts, connection idle timeout, body size; every refusal is an OpenAI-style JSON error.
  *
@@ -67,6 +78,7 @@ public final class Gateway implements AutoCloseable {
   private final Router router;
   private final BindingStore store;
   private final FleetView fleet;
+  private final Tokenizer tokenizer; // null: prompts routed on their text
   private final BackendView view;
   private final PrometheusMeterRegistry registry;
   private final ProxyMeters meters;
@@ -104,12 +116,19 @@ public final class Gateway implements AutoCloseable {
       rb.holdQueue(config.maxHeld(), MAX_HELD_BYTES, config.maxHold());
     }
     this.router = rb.build();
+    if (!config.kvEvents().isEmpty()) {
+      fleet.kvEvents(router.cacheEvents());
+    }
+    this.tokenizer = config.tokenization() == GatewayConfig.Tokenization.ENGINE
+        ? EngineTokenizer.builder(() -> tokenizerEndpoints(config, view)).httpClient(client).build()
+        : null;
     meters.heldRequests(router::heldRequests);
     // A scrape that shows room offers the held requests again.
     fleet.addSnapshotListener(list -> router.refresh(view.replicas()));
     this.proxyExecutor = Executors.newCachedThreadPool(daemon("gateway-proxy-"));
     this.headerDeadline = new HeaderDeadline(config.headerTimeout());
-    this.handler = new ProxyHandler(router, view, client, proxyExecutor, config, meters);
+    this.handler = new ProxyHandler(router, view, client, proxyExecutor, config, meters,
+        tokenizer);
 
     QueuedThreadPool threads = new QueuedThreadPool(config.maxThreads(), 8);
     threads.setName("gateway-http");
@@ -149,8 +168,28 @@ public final class Gateway implements AutoCloseable {
         .scrapeInterval(interval).scrapeTimeout(timeout)
         .initialBackoff(cooldown)
         .maxBackoff(cooldown.compareTo(MAX_BACKOFF) > 0 ? cooldown : MAX_BACKOFF);
-    config.backends().forEach((id, url) -> b.endpoint(ReplicaEndpoint.builder(id, url).build()));
+    config.backends().forEach((id, url) -> {
+      ReplicaEndpoint.Builder e = ReplicaEndpoint.builder(id, url);
+      GatewayConfig.KvEvents events = config.kvEvents().get(id);
+      if (events != null) {
+        e.kvEventsUri(events.publisher());
+        events.replay().ifPresent(e::kvEventsReplayUri);
+      }
+      b.endpoint(e.build());
+    });
     return b.build();
+  }
+
+  /** The healthy backends with the models they serve now: whom {@code /tokenize} may ask. */
+  private static List<ReplicaEndpoint> tokenizerEndpoints(GatewayConfig config, BackendView view) {
+    List<ReplicaEndpoint> out = new ArrayList<>();
+    for (Replica r : view.replicas()) {
+      URI url = config.backends().get(r.id());
+      if (url != null && r.health() == ReplicaHealth.HEALTHY && !r.models().isEmpty()) {
+        out.add(ReplicaEndpoint.builder(r.id(), url).models(r.models().keySet()).build());
+      }
+    }
+    return out;
   }
 
   private static BindingStore ownStore(GatewayConfig config) {
@@ -252,6 +291,16 @@ public final class Gateway implements AutoCloseable {
     return headerDeadline.closedConnections();
   }
 
+  /** What each backend's KV-event subscription has received, by backend id (none without). */
+  public Map<String, KvEventStats> kvEventStats() {
+    return fleet.kvEventStats();
+  }
+
+  /** Requests routed on their text because {@code /tokenize} failed for them, so far. */
+  public long tokenizeFallbacks() {
+    return handler.tokenizeFallbacks();
+  }
+
   /** {@code POST /wake_up} calls sent to backends so far. */
   public long wakeRequestsSent() {
     return fleet.wakeRequestsSent();
@@ -297,6 +346,9 @@ public final class Gateway implements AutoCloseable {
     headerDeadline.close();
     proxyExecutor.shutdownNow();
     router.close();
+    if (tokenizer != null) {
+      tokenizer.close();
+    }
     store.close();
     registry.close();
     return drained;

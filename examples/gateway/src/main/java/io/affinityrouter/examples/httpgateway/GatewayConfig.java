@@ -22,7 +22,8 @@ import java.util.Optional;
  * [--shutdown-grace-ms 10000] [--max-in-flight N] [--max-hold-ms 5000] [--max-held 10000]
  * [--store-timeout-ms 50]
  * [--response-timeout-ms 300000] [--header-timeout-ms 10000] [--body-timeout-ms 30000]
- * [--idle-timeout-ms 60000] [--max-header-bytes 16384] [--max-headers 100] [--max-threads 200]}.
+ * [--idle-timeout-ms 60000] [--max-header-bytes 16384] [--max-headers 100] [--max-threads 200]
+ * [--tokenizer text|engine] [--kv-events id=tcp://host:port[,replay=tcp://host:port]]...}.
  *
  * <p>Immutable and thread-safe; built with {@link #builder()}, whose setters refuse bad values with
  * an {@link IllegalArgumentException}.
@@ -82,6 +83,40 @@ public final class GatewayConfig {
   private final int maxHeaderBytes;
   private final int maxHeaders;
   private final int maxThreads;
+  private final Tokenization tokenization;
+  private final Map<String, KvEvents> kvEvents;
+
+  /** How a prompt becomes what the router hashes into blocks. */
+  public enum Tokenization {
+    /** The prompt's text (chat messages rendered in order): no round trip, blocks of characters. */
+    TEXT,
+    /**
+     * The engine's own token ids, from a backend's {@code POST /tokenize} before routing: blocks
+     * that match the engines' KV-cache events. A request with no {@code model} field, or whose
+     * tokenization fails, is routed on its text.
+     */
+    ENGINE
+  }
+
+  /**
+   * Where a backend publishes its KV-cache events ({@code tcp://host:port}) and, optionally, the
+   * socket that replays missed ones.
+   */
+  public record KvEvents(URI publisher, Optional<URI> replay) {
+    /** Checks both are {@code tcp://host:port}. */
+    public KvEvents {
+      Objects.requireNonNull(publisher, "publisher");
+      Objects.requireNonNull(replay, "replay");
+      tcp(publisher, "publisher");
+      replay.ifPresent(r -> tcp(r, "replay"));
+    }
+
+    private static void tcp(URI uri, String name) {
+      if (!"tcp".equals(uri.getScheme()) || uri.getHost() == null || uri.getPort() <= 0) {
+        throw new IllegalArgumentException(name + ": " + uri + " (expected: tcp://host:port)");
+      }
+    }
+  }
 
   private GatewayConfig(Builder b) {
     this.listen = b.listen;
@@ -104,6 +139,8 @@ public final class GatewayConfig {
     this.maxHeaderBytes = b.maxHeaderBytes;
     this.maxHeaders = b.maxHeaders;
     this.maxThreads = b.maxThreads;
+    this.tokenization = b.tokenization;
+    this.kvEvents = Collections.unmodifiableMap(new LinkedHashMap<>(b.kvEvents));
   }
 
   /** A builder listening on {@code 127.0.0.1:8080}, with no backends and the defaults. */
@@ -238,6 +275,16 @@ public final class GatewayConfig {
     return maxThreads;
   }
 
+  /** How prompts are tokenized for routing. */
+  public Tokenization tokenization() {
+    return tokenization;
+  }
+
+  /** The backends that publish KV-cache events, by id; the router indexes what they report. */
+  public Map<String, KvEvents> kvEvents() {
+    return kvEvents;
+  }
+
   /** Builds a {@link GatewayConfig}. Not thread-safe. */
   public static final class Builder {
     private InetSocketAddress listen = new InetSocketAddress("127.0.0.1", 8080);
@@ -260,8 +307,31 @@ public final class GatewayConfig {
     private int maxHeaderBytes = DEFAULT_MAX_HEADER_BYTES;
     private int maxHeaders = DEFAULT_MAX_HEADERS;
     private int maxThreads = DEFAULT_MAX_THREADS;
+    private Tokenization tokenization = Tokenization.TEXT;
+    private final Map<String, KvEvents> kvEvents = new LinkedHashMap<>();
 
     private Builder() {}
+
+    /** Sets how prompts are tokenized for routing ({@link Tokenization#TEXT} by default). */
+    public Builder tokenization(Tokenization tokenization) {
+      this.tokenization = Objects.requireNonNull(tokenization, "tokenization");
+      return this;
+    }
+
+    /**
+     * Subscribes to a backend's KV-cache events.
+     *
+     * @throws IllegalArgumentException if events were already given for {@code backendId}
+     */
+    public Builder kvEvents(String backendId, KvEvents events) {
+      Objects.requireNonNull(backendId, "backendId");
+      Objects.requireNonNull(events, "events");
+      if (kvEvents.putIfAbsent(backendId, events) != null) {
+        throw new IllegalArgumentException("kvEvents: " + backendId
+            + " (expected: one publisher per backend)");
+      }
+      return this;
+    }
 
     /** Sets the listen address. */
     public Builder listen(InetSocketAddress listen) {
@@ -424,6 +494,11 @@ public final class GatewayConfig {
     public GatewayConfig build() {
       if (backends.isEmpty()) {
         throw new IllegalArgumentException("backends: none (expected: at least one id=url)");
+      }
+      for (String id : kvEvents.keySet()) {
+        if (!backends.containsKey(id)) {
+          throw new IllegalArgumentException("kvEvents: " + id + " (expected: a backend's id)");
+        }
       }
       return new GatewayConfig(this);
     }

@@ -4,6 +4,7 @@ import io.affinityrouter.examples.cli.Flags;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.Set;
 
 /** Reads a {@link GatewayConfig} from the command line ({@link GatewayConfig#fromArgs}). */
@@ -19,7 +20,7 @@ final class GatewayFlags {
     Flags f = Flags.parse(args, Set.of("listen", "backend", "redis", "session-header",
         "tenant-header", "scrape-interval-ms", "shutdown-grace-ms", "max-in-flight", "max-hold-ms", "max-held",
         "store-timeout-ms", "response-timeout-ms", "header-timeout-ms", "body-timeout-ms", "idle-timeout-ms",
-        "max-header-bytes", "max-headers", "max-threads"));
+        "max-header-bytes", "max-headers", "max-threads", "tokenizer", "kv-events"));
     GatewayConfig.Builder b = GatewayConfig.builder();
     if (f.has("listen")) {
       b.listen(hostPort(f.string("listen", null)));
@@ -60,7 +61,35 @@ final class GatewayFlags {
     b.maxHeaderBytes(f.integer("max-header-bytes", GatewayConfig.DEFAULT_MAX_HEADER_BYTES));
     b.maxHeaders(f.integer("max-headers", GatewayConfig.DEFAULT_MAX_HEADERS));
     b.maxThreads(f.integer("max-threads", GatewayConfig.DEFAULT_MAX_THREADS));
+    String tokenizer = f.string("tokenizer", "text");
+    switch (tokenizer) {
+      case "text" -> b.tokenization(GatewayConfig.Tokenization.TEXT);
+      case "engine" -> b.tokenization(GatewayConfig.Tokenization.ENGINE);
+      default -> throw new IllegalArgumentException("--tokenizer: " + tokenizer
+          + " (expected: text or engine)");
+    }
+    for (String events : f.all("kv-events")) {
+      kvEvents(b, events);
+    }
     return b.build();
+  }
+
+  /** {@code id=tcp://host:port[,replay=tcp://host:port]}. */
+  private static void kvEvents(GatewayConfig.Builder b, String s) {
+    int eq = s.indexOf('=');
+    String[] parts = eq <= 0 ? new String[0] : s.substring(eq + 1).split(",", -1);
+    if (parts.length == 0 || parts.length > 2
+        || (parts.length == 2 && !parts[1].startsWith("replay="))) {
+      throw new IllegalArgumentException("--kv-events: " + s
+          + " (expected: id=tcp://host:port[,replay=tcp://host:port])");
+    }
+    try {
+      b.kvEvents(s.substring(0, eq), new GatewayConfig.KvEvents(URI.create(parts[0]),
+          parts.length == 2 ? Optional.of(URI.create(parts[1].substring("replay=".length())))
+              : Optional.empty()));
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("--kv-events: " + s + ": " + e.getMessage(), e);
+    }
   }
 
   private static InetSocketAddress hostPort(String s) {

@@ -8,7 +8,14 @@ import io.affinityrouter.examples.json.JsonException;
 import io.affinityrouter.examples.micrometer.ProxyMeters;
 import io.affinityrouter.examples.openai.CompletionRequest;
 import io.affinityrouter.examples.openai.Endpoint;
+import io.affinityrouter.spi.ChatMessage;
+import io.affinityrouter.spi.TokenizeRequest;
+import io.affinityrouter.spi.Tokenizer;
 import java.net.http.HttpClient;
+import java.util.ArrayList;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -44,7 +51,9 @@ import org.eclipse.jetty.util.Callback;
  *   <li>Not routed: {@code 429} for {@link RoutingReason#ALL_AT_LIMIT}, {@code 503} otherwise, with
  *       {@code Retry-After} from the decision.
  *   <li>Routed: the backend's answer (headers copied both ways, except hop-by-hop ones) with
- *       {@code x-affinity-replica} and {@code x-affinity-reason}. A backend that refuses the
+ *       {@code x-affinity-replica}, {@code x-affinity-reason} and {@code x-affinity-cached-blocks}
+ *       (the prompt's blocks the router found cached on that backend, {@code matched/total}). A
+ *       backend that refuses the
  *       connection (the request never reached it) is marked failed and the request routed once
  *       more, which repins its session; any other transport failure marks it failed and answers
  *       {@code 502} ({@code 504} when no response came within
@@ -59,6 +68,8 @@ import org.eclipse.jetty.util.Callback;
 final class ProxyHandler {
   /** The largest request body accepted: {@value} bytes. */
   static final int MAX_BODY_BYTES = 16 << 20;
+  private static final long FALLBACK_LOG_NANOS = TimeUnit.SECONDS.toNanos(10);
+  private static final Logger LOG = LoggerFactory.getLogger(ProxyHandler.class);
 
   private final Router router;
   private final BackendView backends;
@@ -69,12 +80,15 @@ final class ProxyHandler {
   private final String tenantHeader;
   private final int maxHeaders;
   private final Duration bodyTimeout;
+  private final Tokenizer tokenizer; // null: prompts routed on their text
+  private final AtomicLong tokenizeFallbacks = new AtomicLong();
+  private final AtomicLong lastFallbackLog = new AtomicLong(System.nanoTime() - FALLBACK_LOG_NANOS);
   private final AtomicInteger inFlight = new AtomicInteger();
   private final AtomicInteger openLeases = new AtomicInteger();
   private volatile boolean draining;
 
   ProxyHandler(Router router, BackendView backends, HttpClient client, Executor proxyExecutor,
-      GatewayConfig config, ProxyMeters meters) {
+      GatewayConfig config, ProxyMeters meters, Tokenizer tokenizer) {
     this.router = router;
     this.backends = backends;
     this.upstream = new Upstream(client, config.responseTimeout(), backends);
@@ -84,6 +98,12 @@ final class ProxyHandler {
     this.tenantHeader = config.tenantHeader();
     this.maxHeaders = config.maxHeaders();
     this.bodyTimeout = config.bodyTimeout();
+    this.tokenizer = tokenizer;
+  }
+
+  /** Requests routed on their text because tokenizing them failed. */
+  long tokenizeFallbacks() {
+    return tokenizeFallbacks.get();
   }
 
   /** Requests being served now. */
@@ -172,10 +192,11 @@ final class ProxyHandler {
   private void parsed(Exchange ex, Endpoint endpoint, byte[] body,
       List<RequestHeaders.Header> forwarded) {
     CompletionRequest request;
-    RoutingRequest routing;
+    RoutingRequest.Builder routing;
     try {
       request = CompletionRequest.parse(endpoint, new String(body, StandardCharsets.UTF_8));
       routing = routingRequest(ex, request);
+      routing.build(); // the header fields checked before anything is sent anywhere
     } catch (JsonException e) {
       ex.fail(ApiError.badRequest("invalid_body", null, "malformed request body: "
           + e.getMessage()));
@@ -194,10 +215,57 @@ final class ProxyHandler {
           "The model `" + request.model().get() + "` does not exist.", 0));
       return;
     }
-    route(ex, new Upstream.Call(endpoint.path(), body, forwarded), routing, false);
+    Upstream.Call call = new Upstream.Call(endpoint.path(), body, forwarded);
+    if (tokenizer == null || request.model().isEmpty()) {
+      route(ex, call, routing.build(), false);
+      return;
+    }
+    CompletableFuture<int[]> tokens;
+    try {
+      tokens = tokenizer.tokenize(tokenizeRequest(request)).toCompletableFuture();
+    } catch (RuntimeException e) {
+      tokens = CompletableFuture.failedFuture(e);
+    }
+    tokens.whenComplete((ids, error) -> {
+      try {
+        if (error == null) {
+          routing.promptTokens(ids);
+        } else {
+          tokenizeFailed(error);
+        }
+        route(ex, call, routing.build(), false);
+      } catch (Throwable t) {
+        ex.fail(internal(t));
+      }
+    });
   }
 
-  private RoutingRequest routingRequest(Exchange ex, CompletionRequest request) {
+  private static TokenizeRequest tokenizeRequest(CompletionRequest request) {
+    String model = request.model().orElseThrow();
+    if (request.endpoint() != Endpoint.CHAT) {
+      return TokenizeRequest.completion(model, request.promptText());
+    }
+    List<ChatMessage> messages = new ArrayList<>(request.messages().size());
+    for (CompletionRequest.Message m : request.messages()) {
+      messages.add(new ChatMessage(m.role(), m.content()));
+    }
+    return TokenizeRequest.chat(model, messages);
+  }
+
+  /** Counted, and logged at most once per 10 s with the number since the last line. */
+  private void tokenizeFailed(Throwable error) {
+    long n = tokenizeFallbacks.incrementAndGet();
+    long now = System.nanoTime();
+    long last = lastFallbackLog.get();
+    if (now - last >= FALLBACK_LOG_NANOS && lastFallbackLog.compareAndSet(last, now)) {
+      Throwable cause = error instanceof CompletionException && error.getCause() != null
+          ? error.getCause() : error;
+      LOG.warn("tokenize failed, routed on the prompt's text ({} such requests so far): {}", n,
+          cause.getMessage() != null ? cause.getMessage() : cause.getClass().getSimpleName());
+    }
+  }
+
+  private RoutingRequest.Builder routingRequest(Exchange ex, CompletionRequest request) {
     RoutingRequest.Builder b = RoutingRequest.builder().promptText(request.promptText());
     request.model().ifPresent(b::model);
     request.maxTokens().ifPresent(b::expectedOutputTokens);
@@ -208,7 +276,7 @@ final class ProxyHandler {
     if (tenant != null) {
       b.tenant(tenant);
     }
-    return b.build();
+    return b;
   }
 
   private void route(Exchange ex, Upstream.Call call, RoutingRequest routing, boolean retried) {

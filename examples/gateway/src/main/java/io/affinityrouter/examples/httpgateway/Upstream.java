@@ -86,6 +86,9 @@ final class Upstream {
       });
       ex.response.getHeaders().put("x-affinity-replica", replica);
       ex.response.getHeaders().put("x-affinity-reason", decision.reason().name());
+      // the prompt's blocks the router believed cached on the replica, of all its blocks
+      ex.response.getHeaders().put("x-affinity-cached-blocks",
+          decision.matchedBlocks() + "/" + decision.promptBlocks());
       if (decision.isDegraded()) {
         ex.response.getHeaders().put("x-affinity-degraded", "true");
       }

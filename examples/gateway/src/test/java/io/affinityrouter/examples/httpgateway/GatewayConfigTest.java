@@ -76,4 +76,36 @@ class GatewayConfigTest {
     assertThatThrownBy(() -> GatewayConfig.builder().maxInFlightPerBackend(0))
         .hasMessage("maxInFlightPerBackend: 0 (expected: > 0)");
   }
+
+  @Test
+  void readsTheTokenizerAndTheKvEventPublishers() {
+    GatewayConfig d = GatewayConfig.fromArgs(new String[] {"--backend", "a=http://h:1"});
+    assertThat(d.tokenization()).isEqualTo(GatewayConfig.Tokenization.TEXT);
+    assertThat(d.kvEvents()).isEmpty();
+    GatewayConfig c = GatewayConfig.fromArgs(new String[] {"--backend", "a=http://h:1",
+        "--backend", "b=http://h:2", "--tokenizer", "engine",
+        "--kv-events", "a=tcp://h:5557,replay=tcp://h:5558", "--kv-events", "b=tcp://h:6557"});
+    assertThat(c.tokenization()).isEqualTo(GatewayConfig.Tokenization.ENGINE);
+    assertThat(c.kvEvents()).containsExactly(
+        java.util.Map.entry("a", new GatewayConfig.KvEvents(URI.create("tcp://h:5557"),
+            java.util.Optional.of(URI.create("tcp://h:5558")))),
+        java.util.Map.entry("b", new GatewayConfig.KvEvents(URI.create("tcp://h:6557"),
+            java.util.Optional.empty())));
+
+    assertThatThrownBy(() -> GatewayConfig.fromArgs(new String[] {"--backend", "a=http://h:1",
+        "--tokenizer", "hf"})).hasMessage("--tokenizer: hf (expected: text or engine)");
+    assertThatThrownBy(() -> GatewayConfig.fromArgs(new String[] {"--backend", "a=http://h:1",
+        "--kv-events", "b=tcp://h:5557"})).hasMessage("kvEvents: b (expected: a backend's id)");
+    assertThatThrownBy(() -> GatewayConfig.fromArgs(new String[] {"--backend", "a=http://h:1",
+        "--kv-events", "a=http://h:5557"}))
+        .hasMessage("--kv-events: a=http://h:5557: publisher: http://h:5557"
+            + " (expected: tcp://host:port)");
+    assertThatThrownBy(() -> GatewayConfig.fromArgs(new String[] {"--backend", "a=http://h:1",
+        "--kv-events", "a=tcp://h:1,tcp://h:2"}))
+        .hasMessage("--kv-events: a=tcp://h:1,tcp://h:2"
+            + " (expected: id=tcp://host:port[,replay=tcp://host:port])");
+    assertThatThrownBy(() -> GatewayConfig.fromArgs(new String[] {"--backend", "a=http://h:1",
+        "--kv-events", "a=tcp://h:1", "--kv-events", "a=tcp://h:2"}))
+        .hasMessage("--kv-events: a=tcp://h:2: kvEvents: a (expected: one publisher per backend)");
+  }
 }
