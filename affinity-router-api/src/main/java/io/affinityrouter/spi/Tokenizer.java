@@ -8,8 +8,9 @@ import java.util.concurrent.CompletableFuture;
  * its KV events. Text hashed any other way never meets those events.
  *
  * <p>An implementation renders the model's chat template and encodes with the model's
- * tokenizer, in process or by asking the engine (vLLM's {@code POST /tokenize}); the library
- * does not ship one yet. Implementations are thread-safe.
+ * tokenizer, in process or by asking the engine (vLLM's {@code POST /tokenize}); the core has
+ * one of each ({@code InProcessTokenizer}, {@code EngineTokenizer}). Implementations are
+ * thread-safe.
  *
  * <p>{@link #tokenize} never throws: the future completes with the ids, or exceptionally with
  * {@link TokenizerException} when the request cannot be tokenized (a template that rejects the
