@@ -1,6 +1,7 @@
 package io.affinityrouter.examples.fakevllm;
 
 import io.affinityrouter.examples.openai.CompletionRequest;
+import io.affinityrouter.core.tokenizer.InProcessTokenizer;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -35,6 +36,7 @@ final class FakeEngine {
   private volatile int sleepLevel; // 0 awake, 1 weights offloaded, 2 everything discarded
 
   private final KvEventPublisher events; // null: the engine publishes none
+  private final InProcessTokenizer tokenizer; // null: FakeTokenizer's character tokens
 
   FakeEngine(FakeVllmConfig config) {
     this(config, null);
@@ -46,6 +48,21 @@ final class FakeEngine {
     this.events = events;
     this.cache = new PrefixCache(config.blockChars(), config.numGpuBlocks(), events);
     this.slots = new Semaphore(config.maxNumSeqs(), true);
+    this.tokenizer = config.tokenizerDir()
+        .map(dir -> InProcessTokenizer.builder().model(config.model(), dir).build())
+        .orElse(null);
+  }
+
+  /** The ids this engine computes for {@code request} (its {@code /tokenize} answer). */
+  int[] tokens(CompletionRequest request) {
+    return FakeTokenizer.tokens(request, tokenizer, config.model());
+  }
+
+  /** Frees the tokenizer's native memory. */
+  void close() {
+    if (tokenizer != null) {
+      tokenizer.close();
+    }
   }
 
   FakeVllmConfig config() {
@@ -67,11 +84,20 @@ final class FakeEngine {
     }
     running.incrementAndGet();
     String prompt = request.promptText();
-    int tokens = Math.max(1, (prompt.length() + FakeVllmConfig.CHARS_PER_TOKEN - 1)
-        / FakeVllmConfig.CHARS_PER_TOKEN);
-    long[] hashes = cache.blockHashes(prompt);
-    int hitBlocks = cache.lookupAndStore(hashes,
-        events != null ? FakeTokenizer.tokens(prompt) : null, config.blockSize());
+    int tokens;
+    int hitBlocks;
+    if (tokenizer != null) {
+      // a real tokenizer: the cache holds blocks of its ids, as vLLM's does
+      int[] ids = tokens(request);
+      tokens = Math.max(1, ids.length);
+      hitBlocks = cache.lookupAndStore(PrefixCache.blockHashes(ids, config.blockSize()),
+          events != null ? ids : null, config.blockSize());
+    } else {
+      tokens = Math.max(1, (prompt.length() + FakeVllmConfig.CHARS_PER_TOKEN - 1)
+          / FakeVllmConfig.CHARS_PER_TOKEN);
+      hitBlocks = cache.lookupAndStore(cache.blockHashes(prompt),
+          events != null ? tokens(request) : null, config.blockSize());
+    }
     int cachedTokens = Math.min(tokens, hitBlocks * config.blockSize());
     promptTokens.add(tokens);
     prefixQueries.add(tokens);

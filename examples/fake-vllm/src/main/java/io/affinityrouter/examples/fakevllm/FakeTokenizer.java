@@ -1,5 +1,12 @@
 package io.affinityrouter.examples.fakevllm;
 
+import io.affinityrouter.core.tokenizer.InProcessTokenizer;
+import io.affinityrouter.examples.openai.CompletionRequest;
+import io.affinityrouter.spi.ChatMessage;
+import io.affinityrouter.spi.TokenizeRequest;
+import java.util.ArrayList;
+import java.util.List;
+
 /**
  * This fake engine's tokenizer: the prompt text (chat messages rendered as its template does) cut
  * into tokens of {@value FakeVllmConfig#CHARS_PER_TOKEN} characters, each token id a hash of its
@@ -13,6 +20,28 @@ final class FakeTokenizer {
   static final int VOCAB = 1 << 17;
 
   private FakeTokenizer() {}
+
+  /**
+   * The ids of {@code request} as this engine computes them: through {@code model}'s tokenizer
+   * when there is one (chat template included, vLLM's defaults), else {@link #tokens(String)} of
+   * its text.
+   */
+  static int[] tokens(CompletionRequest request, InProcessTokenizer model, String modelName) {
+    if (model == null) {
+      return tokens(request.promptText());
+    }
+    TokenizeRequest r;
+    if (request.messages().isEmpty()) {
+      r = TokenizeRequest.completion(modelName, request.promptText());
+    } else {
+      List<ChatMessage> messages = new ArrayList<>();
+      for (CompletionRequest.Message m : request.messages()) {
+        messages.add(new ChatMessage(m.role(), m.content()));
+      }
+      r = TokenizeRequest.chat(modelName, messages);
+    }
+    return model.tokenize(r).join();
+  }
 
   /** The token ids of {@code text}. */
   static int[] tokens(String text) {

@@ -44,6 +44,7 @@ public final class FakeVllmConfig {
   private final String apiKey;
   private final int kvEventsPort;
   private final int kvEventsReplayPort;
+  private final java.nio.file.Path tokenizerDir;
 
   private FakeVllmConfig(Builder b) {
     this.model = b.model;
@@ -56,6 +57,7 @@ public final class FakeVllmConfig {
     this.maxNumSeqs = b.maxNumSeqs;
     this.apiKey = b.apiKey;
     this.kvEventsPort = b.kvEventsPort;
+    this.tokenizerDir = b.tokenizerDir;
     this.kvEventsReplayPort = b.kvEventsReplayPort;
   }
 
@@ -126,6 +128,14 @@ public final class FakeVllmConfig {
     return kvEventsPort >= 0;
   }
 
+  /**
+   * The directory of HuggingFace tokenizer files the engine tokenizes with (its chat template
+   * included), as a real vLLM does; empty: {@link FakeTokenizer}'s character tokens.
+   */
+  public java.util.Optional<java.nio.file.Path> tokenizerDir() {
+    return java.util.Optional.ofNullable(tokenizerDir);
+  }
+
   /** The KV-event PUB port (0: an ephemeral one); -1 when the engine publishes none. */
   public int kvEventsPort() {
     return kvEventsPort;
@@ -149,6 +159,7 @@ public final class FakeVllmConfig {
     private String apiKey;
     private int kvEventsPort = -1;
     private int kvEventsReplayPort = -1;
+    private java.nio.file.Path tokenizerDir;
 
     private Builder() {}
 
@@ -216,6 +227,16 @@ public final class FakeVllmConfig {
     public Builder kvEvents(int port, int replayPort) {
       this.kvEventsPort = port(port, "kvEventsPort");
       this.kvEventsReplayPort = port(replayPort, "kvEventsReplayPort");
+      return this;
+    }
+
+    /**
+     * Tokenizes with the HuggingFace files in {@code dir} ({@code tokenizer.json},
+     * {@code tokenizer_config.json}): {@code /tokenize} and the KV events then carry the ids a
+     * real engine serving that model computes.
+     */
+    public Builder tokenizerDir(java.nio.file.Path dir) {
+      this.tokenizerDir = java.util.Objects.requireNonNull(dir, "dir");
       return this;
     }
 

@@ -32,7 +32,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li>{@code POST /sleep?level=1|2}, {@code POST /wake_up}, {@code GET /is_sleeping}: model state
  *       (a sleeping engine answers completions with {@code 503});
  *   <li>{@code POST /tokenize}: vLLM's fields and answer ({@code count}, {@code max_model_len},
- *       {@code tokens}), the ids of this engine's {@link FakeTokenizer} for the text its completion
+ *       {@code tokens}), the ids of the model's tokenizer ({@code --tokenizer DIR}), else of this
+ *       engine's {@link FakeTokenizer}, for the text its completion
  *       endpoints would compute (a chat's messages rendered as they are for
  *       {@code /v1/chat/completions});
  *   <li>with {@link FakeVllmConfig#kvEvents()}, its prefix cache's changes published as vLLM's
@@ -43,7 +44,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>Run: {@code java ... FakeVllmServer --port 8001 [--model m] [--latency-scale 1.0]
  * [--num-gpu-blocks 8192] [--block-size 16] [--host 127.0.0.1] [--kv-events-port 5557
- * --kv-events-replay-port 5558]}.
+ * --kv-events-replay-port 5558] [--tokenizer DIR]}.
  *
  * <p>Thread-safe. {@link #close()} stops it at once, cutting open connections, like a replica that
  * dies; it is idempotent.
@@ -158,6 +159,11 @@ public final class FakeVllmServer implements AutoCloseable {
         "tcp://" + server.getAddress().getHostString() + ":" + events.replayPort());
   }
 
+  /** KV-event batches published so far (0 when it publishes none). */
+  public long kvEventBatchesPublished() {
+    return events == null ? 0 : events.published();
+  }
+
   /** Requests running now. */
   public int runningRequests() {
     return engine.running();
@@ -205,6 +211,7 @@ public final class FakeVllmServer implements AutoCloseable {
     closed = true;
     server.stop(0);
     executor.shutdownNow();
+    engine.close();
     if (events != null) {
       events.close();
     }
@@ -274,7 +281,13 @@ public final class FakeVllmServer implements AutoCloseable {
         sendError(ex, fault, "InternalServerError", "tokenize: injected fault");
         return;
       }
-      int[] tokens = FakeTokenizer.tokens(request.promptText());
+      int[] tokens;
+      try {
+        tokens = engine.tokens(request);
+      } catch (java.util.concurrent.CompletionException e) {
+        sendError(ex, 400, "BadRequestError", "tokenize: " + e.getCause().getMessage());
+        return;
+      }
       Map<String, Object> answer = new LinkedHashMap<>();
       answer.put("count", (long) tokens.length);
       answer.put("max_model_len", MAX_MODEL_LEN);
@@ -301,8 +314,11 @@ public final class FakeVllmServer implements AutoCloseable {
   public static void main(String[] args) throws InterruptedException {
     Flags f = Flags.parse(args, Set.of("host", "port", "model", "latency-scale",
         "num-gpu-blocks", "block-size", "max-num-seqs", "kv-events-port",
-        "kv-events-replay-port"));
+        "kv-events-replay-port", "tokenizer"));
     FakeVllmConfig.Builder b = FakeVllmConfig.builder();
+    if (f.has("tokenizer")) {
+      b.tokenizerDir(java.nio.file.Path.of(f.string("tokenizer", "")));
+    }
     if (f.has("kv-events-port")) {
       b.kvEvents(f.integer("kv-events-port", 0), f.integer("kv-events-replay-port", 0));
     }

@@ -127,6 +127,11 @@ final class KvEventPublisher implements AutoCloseable {
     return hash & Long.MAX_VALUE;
   }
 
+  /** Batches published so far (the next sequence number). */
+  synchronized long published() {
+    return seq;
+  }
+
   private void begin() throws IOException {
     packer.clear();
     packer.packArrayHeader(3).packDouble(System.currentTimeMillis() / 1000.0);

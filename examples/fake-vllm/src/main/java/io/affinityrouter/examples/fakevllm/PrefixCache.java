@@ -51,6 +51,21 @@ final class PrefixCache {
     };
   }
 
+  /** The chained hashes of the full blocks of {@code blockSize} ids of {@code tokens}. */
+  static long[] blockHashes(int[] tokens, int blockSize) {
+    long[] hashes = new long[tokens.length / blockSize];
+    long parent = FNV_OFFSET;
+    for (int b = 0; b < hashes.length; b++) {
+      long h = parent;
+      for (int i = b * blockSize, end = i + blockSize; i < end; i++) {
+        h = (h ^ tokens[i]) * FNV_PRIME;
+      }
+      hashes[b] = h;
+      parent = h;
+    }
+    return hashes;
+  }
+
   /** The chained hashes of the prompt's full blocks. */
   long[] blockHashes(String prompt) {
     long[] hashes = new long[prompt.length() / blockChars];

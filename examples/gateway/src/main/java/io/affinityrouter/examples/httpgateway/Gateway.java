@@ -3,6 +3,7 @@ package io.affinityrouter.examples.httpgateway;
 import io.affinityrouter.Replica;
 import io.affinityrouter.ReplicaHealth;
 import io.affinityrouter.core.engine.EngineTokenizer;
+import io.affinityrouter.core.tokenizer.InProcessTokenizer;
 import io.affinityrouter.core.kvevents.KvEventStats;
 import io.affinityrouter.spi.Tokenizer;
 import java.net.URI;
@@ -56,7 +57,8 @@ import org.eclipse.jetty.util.thread.ScheduledExecutorScheduler;
  *
  * <p>With {@link GatewayConfig.Tokenization#ENGINE}, each request is tokenized by a healthy
  * backend's {@code POST /tokenize} ({@link EngineTokenizer}) and routed on those ids, on its text
- * when that fails; with {@link GatewayConfig#kvEvents()}, the router's prefix index is fed the
+ * when that fails; with {@link GatewayConfig.Tokenization#LOCAL}, the same ids are computed in
+ * process ({@link InProcessTokenizer}) from the configured models' files; with {@link GatewayConfig#kvEvents()}, the router's prefix index is fed the
  * backends' KV-cache events ({@link FleetView#kvEvents}).
  *
  * <p>Limits ({@link GatewayConfig}): header block size and field count, header and body read
@@ -119,9 +121,12 @@ public final class Gateway implements AutoCloseable {
     if (!config.kvEvents().isEmpty()) {
       fleet.kvEvents(router.cacheEvents());
     }
-    this.tokenizer = config.tokenization() == GatewayConfig.Tokenization.ENGINE
-        ? EngineTokenizer.builder(() -> tokenizerEndpoints(config, view)).httpClient(client).build()
-        : null;
+    this.tokenizer = switch (config.tokenization()) {
+      case ENGINE -> EngineTokenizer.builder(() -> tokenizerEndpoints(config, view))
+          .httpClient(client).build();
+      case LOCAL -> localTokenizer(config);
+      case TEXT -> null;
+    };
     meters.heldRequests(router::heldRequests);
     // A scrape that shows room offers the held requests again.
     fleet.addSnapshotListener(list -> router.refresh(view.replicas()));
@@ -181,6 +186,12 @@ public final class Gateway implements AutoCloseable {
   }
 
   /** The healthy backends with the models they serve now: whom {@code /tokenize} may ask. */
+  private static Tokenizer localTokenizer(GatewayConfig config) {
+    InProcessTokenizer.Builder b = InProcessTokenizer.builder();
+    config.tokenizerModels().forEach(b::model);
+    return b.build();
+  }
+
   private static List<ReplicaEndpoint> tokenizerEndpoints(GatewayConfig config, BackendView view) {
     List<ReplicaEndpoint> out = new ArrayList<>();
     for (Replica r : view.replicas()) {

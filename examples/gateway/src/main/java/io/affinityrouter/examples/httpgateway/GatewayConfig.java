@@ -4,6 +4,7 @@ import io.affinityrouter.Replica;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import io.affinityrouter.core.AffinityRouter;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -23,7 +24,8 @@ import java.util.Optional;
  * [--store-timeout-ms 50]
  * [--response-timeout-ms 300000] [--header-timeout-ms 10000] [--body-timeout-ms 30000]
  * [--idle-timeout-ms 60000] [--max-header-bytes 16384] [--max-headers 100] [--max-threads 200]
- * [--tokenizer text|engine] [--kv-events id=tcp://host:port[,replay=tcp://host:port]]...}.
+ * [--tokenizer text|engine|local] [--tokenizer-model model=DIR]...
+ * [--kv-events id=tcp://host:port[,replay=tcp://host:port]]...}.
  *
  * <p>Immutable and thread-safe; built with {@link #builder()}, whose setters refuse bad values with
  * an {@link IllegalArgumentException}.
@@ -85,6 +87,7 @@ public final class GatewayConfig {
   private final int maxThreads;
   private final Tokenization tokenization;
   private final Map<String, KvEvents> kvEvents;
+  private final Map<String, Path> tokenizerModels;
 
   /** How a prompt becomes what the router hashes into blocks. */
   public enum Tokenization {
@@ -95,7 +98,13 @@ public final class GatewayConfig {
      * that match the engines' KV-cache events. A request with no {@code model} field, or whose
      * tokenization fails, is routed on its text.
      */
-    ENGINE
+    ENGINE,
+    /**
+     * The same ids computed in the gateway ({@code InProcessTokenizer}) from each model's
+     * HuggingFace files ({@link #tokenizerModels()}): no round trip. A request for another model,
+     * or one its chat template rejects, is routed on its text.
+     */
+    LOCAL
   }
 
   /**
@@ -141,6 +150,15 @@ public final class GatewayConfig {
     this.maxThreads = b.maxThreads;
     this.tokenization = b.tokenization;
     this.kvEvents = Collections.unmodifiableMap(new LinkedHashMap<>(b.kvEvents));
+    this.tokenizerModels = Collections.unmodifiableMap(new LinkedHashMap<>(b.tokenizerModels));
+    if (b.tokenization == Tokenization.LOCAL && tokenizerModels.isEmpty()) {
+      throw new IllegalArgumentException(
+          "tokenization: LOCAL without tokenizer models (expected: at least one tokenizerModel)");
+    }
+    if (b.tokenization != Tokenization.LOCAL && !tokenizerModels.isEmpty()) {
+      throw new IllegalArgumentException("tokenizerModels: given with tokenization "
+          + b.tokenization + " (expected: LOCAL)");
+    }
   }
 
   /** A builder listening on {@code 127.0.0.1:8080}, with no backends and the defaults. */
@@ -285,6 +303,14 @@ public final class GatewayConfig {
     return kvEvents;
   }
 
+  /**
+   * With {@link Tokenization#LOCAL}, each model's directory of HuggingFace tokenizer files
+   * ({@code tokenizer.json}, {@code tokenizer_config.json}), by model name.
+   */
+  public Map<String, Path> tokenizerModels() {
+    return tokenizerModels;
+  }
+
   /** Builds a {@link GatewayConfig}. Not thread-safe. */
   public static final class Builder {
     private InetSocketAddress listen = new InetSocketAddress("127.0.0.1", 8080);
@@ -309,8 +335,27 @@ public final class GatewayConfig {
     private int maxThreads = DEFAULT_MAX_THREADS;
     private Tokenization tokenization = Tokenization.TEXT;
     private final Map<String, KvEvents> kvEvents = new LinkedHashMap<>();
+    private final Map<String, Path> tokenizerModels = new LinkedHashMap<>();
 
     private Builder() {}
+
+    /**
+     * With {@link Tokenization#LOCAL}, tokenizes {@code model}'s requests from the HuggingFace
+     * files in {@code directory}.
+     *
+     * @throws IllegalArgumentException if {@code model} is blank or was already given
+     */
+    public Builder tokenizerModel(String model, Path directory) {
+      Objects.requireNonNull(model, "model");
+      Objects.requireNonNull(directory, "directory");
+      if (model.isBlank()) {
+        throw new IllegalArgumentException("tokenizerModel: blank model (expected: a model name)");
+      }
+      if (tokenizerModels.putIfAbsent(model, directory) != null) {
+        throw new IllegalArgumentException("tokenizerModel: " + model + " given twice");
+      }
+      return this;
+    }
 
     /** Sets how prompts are tokenized for routing ({@link Tokenization#TEXT} by default). */
     public Builder tokenization(Tokenization tokenization) {

@@ -20,7 +20,7 @@ final class GatewayFlags {
     Flags f = Flags.parse(args, Set.of("listen", "backend", "redis", "session-header",
         "tenant-header", "scrape-interval-ms", "shutdown-grace-ms", "max-in-flight", "max-hold-ms", "max-held",
         "store-timeout-ms", "response-timeout-ms", "header-timeout-ms", "body-timeout-ms", "idle-timeout-ms",
-        "max-header-bytes", "max-headers", "max-threads", "tokenizer", "kv-events"));
+        "max-header-bytes", "max-headers", "max-threads", "tokenizer", "tokenizer-model", "kv-events"));
     GatewayConfig.Builder b = GatewayConfig.builder();
     if (f.has("listen")) {
       b.listen(hostPort(f.string("listen", null)));
@@ -65,8 +65,17 @@ final class GatewayFlags {
     switch (tokenizer) {
       case "text" -> b.tokenization(GatewayConfig.Tokenization.TEXT);
       case "engine" -> b.tokenization(GatewayConfig.Tokenization.ENGINE);
+      case "local" -> b.tokenization(GatewayConfig.Tokenization.LOCAL);
       default -> throw new IllegalArgumentException("--tokenizer: " + tokenizer
-          + " (expected: text or engine)");
+          + " (expected: text, engine or local)");
+    }
+    for (String model : f.all("tokenizer-model")) {
+      int eq = model.indexOf('=');
+      if (eq <= 0 || eq == model.length() - 1) {
+        throw new IllegalArgumentException("--tokenizer-model: " + model
+            + " (expected: model=DIR, DIR holding tokenizer.json and tokenizer_config.json)");
+      }
+      b.tokenizerModel(model.substring(0, eq), java.nio.file.Path.of(model.substring(eq + 1)));
     }
     for (String events : f.all("kv-events")) {
       kvEvents(b, events);

@@ -93,7 +93,26 @@ class GatewayConfigTest {
             java.util.Optional.empty())));
 
     assertThatThrownBy(() -> GatewayConfig.fromArgs(new String[] {"--backend", "a=http://h:1",
-        "--tokenizer", "hf"})).hasMessage("--tokenizer: hf (expected: text or engine)");
+        "--tokenizer", "hf"})).hasMessage("--tokenizer: hf (expected: text, engine or local)");
+    GatewayConfig local = GatewayConfig.fromArgs(new String[] {"--backend", "a=http://h:1",
+        "--tokenizer", "local", "--tokenizer-model", "m1=/models/one",
+        "--tokenizer-model", "m2=/models/two"});
+    assertThat(local.tokenization()).isEqualTo(GatewayConfig.Tokenization.LOCAL);
+    assertThat(local.tokenizerModels()).containsExactly(
+        java.util.Map.entry("m1", java.nio.file.Path.of("/models/one")),
+        java.util.Map.entry("m2", java.nio.file.Path.of("/models/two")));
+    assertThatThrownBy(() -> GatewayConfig.fromArgs(new String[] {"--backend", "a=http://h:1",
+        "--tokenizer", "local"})).hasMessage("tokenization: LOCAL without tokenizer models "
+            + "(expected: at least one tokenizerModel)");
+    assertThatThrownBy(() -> GatewayConfig.fromArgs(new String[] {"--backend", "a=http://h:1",
+        "--tokenizer-model", "m=/x"})).hasMessage(
+            "tokenizerModels: given with tokenization TEXT (expected: LOCAL)");
+    assertThatThrownBy(() -> GatewayConfig.fromArgs(new String[] {"--backend", "a=http://h:1",
+        "--tokenizer", "local", "--tokenizer-model", "/x"})).hasMessage("--tokenizer-model: /x "
+            + "(expected: model=DIR, DIR holding tokenizer.json and tokenizer_config.json)");
+    assertThatThrownBy(() -> GatewayConfig.fromArgs(new String[] {"--backend", "a=http://h:1",
+        "--tokenizer", "local", "--tokenizer-model", "m=/x", "--tokenizer-model", "m=/y"}))
+        .hasMessage("tokenizerModel: m given twice");
     assertThatThrownBy(() -> GatewayConfig.fromArgs(new String[] {"--backend", "a=http://h:1",
         "--kv-events", "b=tcp://h:5557"})).hasMessage("kvEvents: b (expected: a backend's id)");
     assertThatThrownBy(() -> GatewayConfig.fromArgs(new String[] {"--backend", "a=http://h:1",

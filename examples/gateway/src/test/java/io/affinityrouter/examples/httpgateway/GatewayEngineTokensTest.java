@@ -47,41 +47,14 @@ class GatewayEngineTokensTest {
     return new int[] {Integer.parseInt(v[0]), Integer.parseInt(v[1])};
   }
 
-  /** Sends unique one-block prompts straight to every backend until each gateway saw a batch. */
-  private void awaitSubscribed(Gateway... gateways) throws Exception {
-    boolean subscribed = TestFleet.await(() -> {
-      try {
-        for (FakeVllmServer s : fleet.backends) {
-          client.post(s.baseUrl(), "/v1/chat/completions", null, chat("w" + System.nanoTime(),
-              "x".repeat(80)));
-        }
-      } catch (Exception e) {
-        throw new IllegalStateException(e);
-      }
-      for (Gateway g : gateways) {
-        for (int i = 0; i < fleet.backends.size(); i++) {
-          if (g.kvEventStats().get(TestFleet.id(i)).batches() == 0) {
-            return false;
-          }
-        }
-      }
-      return true;
-    });
-    assertThat(subscribed).as("every gateway subscribed to every backend").isTrue();
-  }
-
   @Test
   void aGatewayThatNeverRoutedAConversationFindsWhereTheEngineCachedIt() throws Exception {
     fleet = TestFleet.start(2, FakeVllmConfig.builder().latencyScale(0).kvEvents(0, 0));
     Gateway a = fleet.gateway(engineTokens(), null);
     Gateway b = fleet.gateway(engineTokens(), null);
-    awaitSubscribed(a, b);
+    fleet.awaitAllEventsApplied(client, a, b);
 
     String system = SYSTEM.repeat(12);
-    long[] before = new long[2];
-    for (int i = 0; i < 2; i++) {
-      before[i] = b.kvEventStats().get(TestFleet.id(i)).batches();
-    }
     ChatClient.Reply first = client.post(a.baseUrl(), "/v1/chat/completions", "s-1",
         chat(system, "Summarize the quarter."));
     assertThat(first.status()).isEqualTo(200);
@@ -91,8 +64,7 @@ class GatewayEngineTokensTest {
 
     // the engine's batch for this prompt reaches b (batches count after their events applied)
     String replica = first.replica();
-    long seen = before[replica.equals(TestFleet.id(0)) ? 0 : 1];
-    assertThat(TestFleet.await(() -> b.kvEventStats().get(replica).batches() > seen)).isTrue();
+    fleet.awaitAllEventsApplied(client, b);
 
     ChatClient.Reply elsewhere = client.post(b.baseUrl(), "/v1/chat/completions", "s-2",
         chat(system, "Summarize the quarter. Then the outlook."));

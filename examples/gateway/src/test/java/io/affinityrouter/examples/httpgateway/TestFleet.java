@@ -1,5 +1,7 @@
 package io.affinityrouter.examples.httpgateway;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.affinityrouter.examples.fakevllm.FakeVllmConfig;
 import io.affinityrouter.examples.fakevllm.FakeVllmServer;
 import io.affinityrouter.spi.BindingStore;
@@ -72,5 +74,38 @@ final class TestFleet implements AutoCloseable {
     for (FakeVllmServer b : backends) {
       b.close();
     }
+  }
+
+  /**
+   * Waits until each gateway subscribes for the model its scrapes show (a later scrape would
+   * resubscribe) and has applied every batch each backend published (a warm-up prompt, sent
+   * straight to a backend that published none, gives each subscription one to carry).
+   */
+  void awaitAllEventsApplied(ChatClient client, Gateway... gateways) throws Exception {
+    assertThat(await(() -> java.util.Arrays.stream(gateways).allMatch(g ->
+        g.replicas().stream().allMatch(r -> r.models().containsKey(MODEL)))))
+        .as("every backend's model scraped").isTrue();
+    boolean applied = await(() -> {
+      for (int i = 0; i < backends.size(); i++) {
+        FakeVllmServer s = backends.get(i);
+        for (Gateway g : gateways) {
+          if (s.kvEventBatchesPublished() == 0) {
+            try {
+              client.post(s.baseUrl(), "/v1/chat/completions", null,
+                  "{\"model\":\"" + MODEL + "\",\"max_tokens\":1,\"messages\":[{\"role\":"
+                      + "\"user\",\"content\":\"w" + System.nanoTime() + " " + "x ".repeat(80)
+                      + "\"}]}");
+            } catch (Exception e) {
+              throw new IllegalStateException(e);
+            }
+          }
+          if (g.kvEventStats().get(id(i)).batches() < s.kvEventBatchesPublished()) {
+            return false;
+          }
+        }
+      }
+      return true;
+    });
+    assertThat(applied).as("every published batch applied").isTrue();
   }
 }
