@@ -3,6 +3,7 @@ package io.affinityrouter.examples.gateway.config;
 import io.affinityrouter.Router;
 import io.affinityrouter.core.AffinityRouter;
 import io.affinityrouter.core.engine.FleetView;
+import io.affinityrouter.core.tokenizer.InProcessTokenizer;
 import io.affinityrouter.examples.gateway.replica.ServiceInstanceDiscovery;
 import io.affinityrouter.examples.micrometer.MicrometerRoutingListener;
 import io.affinityrouter.examples.gateway.request.InferenceRequestFilter;
@@ -11,6 +12,7 @@ import io.affinityrouter.examples.gateway.request.RoutingRequestFactory;
 import io.affinityrouter.spi.BindingStore;
 import io.affinityrouter.spi.ReplicaDiscovery;
 import io.affinityrouter.spi.RoutingListener;
+import io.affinityrouter.spi.Tokenizer;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Map;
 import org.springframework.beans.factory.ObjectProvider;
@@ -18,7 +20,9 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.util.ClassUtils;
 import org.springframework.cloud.client.discovery.DiscoveryClient;
+import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
 
 /**
@@ -36,6 +40,9 @@ import org.springframework.context.annotation.Bean;
 @AutoConfiguration
 @EnableConfigurationProperties(AffinityRouterProperties.class)
 public class AffinityRouterAutoConfiguration {
+
+  private static final System.Logger LOG =
+      System.getLogger(AffinityRouterAutoConfiguration.class.getName());
 
   /** Creates the configuration (Spring Boot does). */
   public AffinityRouterAutoConfiguration() {}
@@ -103,7 +110,7 @@ public class AffinityRouterAutoConfiguration {
    * {@link ReplicaDiscovery}, e.g. Kubernetes EndpointSlices, takes a {@link FleetView} bean of
    * the application's own); started and closed with the context.
    */
-  @Bean(initMethod = "start", destroyMethod = "close")
+  @Bean(destroyMethod = "close")
   @ConditionalOnMissingBean
   public FleetView affinityFleetView(AffinityRouterProperties properties,
       ServiceInstanceDiscovery discovery) {
@@ -123,11 +130,59 @@ public class AffinityRouterAutoConfiguration {
     return new LeaseClosingFilter();
   }
 
-  /** Prepares routing requests and maps not-routed decisions to 429/503. */
+  /**
+   * Starts the fleet view once the context is built, first feeding the router's index the KV
+   * events of the replicas that publish them ({@code affinity-router.kv-events}, with JeroMQ and
+   * msgpack on the class path); its bean closes it.
+   */
+  @Bean
+  public SmartLifecycle affinityFleetViewLifecycle(AffinityRouterProperties properties,
+      FleetView fleet, Router router) {
+    return new SmartLifecycle() {
+      private volatile boolean running;
+
+      @Override
+      public void start() {
+        if (properties.kvEvents() && ClassUtils.isPresent("org.zeromq.ZMQ", null)
+            && ClassUtils.isPresent("org.msgpack.core.MessagePack", null)) {
+          try {
+            fleet.kvEvents(router.cacheEvents());
+          } catch (IllegalStateException e) {
+            LOG.log(System.Logger.Level.WARNING, "KV events not subscribed: the fleet view was "
+                + "started, or given a sink, before the context: " + e.getMessage());
+          }
+        }
+        fleet.start();
+        running = true;
+      }
+
+      @Override
+      public void stop() {
+        running = false;
+      }
+
+      @Override
+      public boolean isRunning() {
+        return running;
+      }
+    };
+  }
+
+  /**
+   * Prepares routing requests and maps not-routed decisions to 429/503. Prompts are routed on the
+   * engine's token ids with a {@link Tokenizer} bean, else with an {@link InProcessTokenizer} of
+   * {@code affinity-router.tokenizer-models} when set (closed with the filter), else on their text.
+   */
   @Bean
   @ConditionalOnMissingBean
-  public InferenceRequestFilter inferenceRequestFilter(Router router,
-      RoutingRequestFactory requests) {
-    return new InferenceRequestFilter(router, requests);
+  public InferenceRequestFilter inferenceRequestFilter(AffinityRouterProperties properties,
+      Router router, RoutingRequestFactory requests, ObjectProvider<Tokenizer> tokenizer) {
+    Tokenizer t = tokenizer.getIfAvailable();
+    if (t != null || properties.tokenizerModels().isEmpty()) {
+      return new InferenceRequestFilter(router, requests, t);
+    }
+    InProcessTokenizer.Builder b = InProcessTokenizer.builder();
+    properties.tokenizerModels().forEach(b::model);
+    return new InferenceRequestFilter(router, requests, b.build(), true);
   }
 }

@@ -2,7 +2,9 @@ package io.affinityrouter.examples.gateway.config;
 
 import io.affinityrouter.core.AffinityRouter;
 import io.affinityrouter.core.EngineProfile;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Map;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -41,6 +43,12 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param maxHold how long a request the fleet has no room for is held before its {@code 429};
  *     unset or 0 (default): never held, refused at once
  * @param maxHeldRequests the most requests held at once (default 10000), with {@code maxHold}
+ * @param tokenizerModels per model the backends serve, the directory of its HuggingFace tokenizer
+ *     files ({@code tokenizer.json}, {@code tokenizer_config.json}): requests for it are routed
+ *     on the ids the engine computes ({@code affinity-router.tokenizer-models.[Qwen/Qwen3-8B]=DIR});
+ *     unset (default): prompts are routed on their text
+ * @param kvEvents subscribe to the KV-cache events of replicas whose instance metadata names a
+ *     publisher ({@code kv-events: tcp://host:5557}); default true
  */
 @ConfigurationProperties("affinity-router")
 public record AffinityRouterProperties(
@@ -63,7 +71,9 @@ public record AffinityRouterProperties(
     @Nullable Long hashSeed,
     @Nullable Long prefixIndexEntries,
     @Nullable Duration maxHold,
-    @Nullable Integer maxHeldRequests) {
+    @Nullable Integer maxHeldRequests,
+    @Nullable Map<String, Path> tokenizerModels,
+    @DefaultValue("true") boolean kvEvents) {
 
   /**
    * Checks the gateway's own properties (the router's are checked by the builder).
@@ -89,6 +99,7 @@ public record AffinityRouterProperties(
     if (engine == null) {
       engine = new Engine(null, null, null, null);
     }
+    tokenizerModels = tokenizerModels == null ? Map.of() : Map.copyOf(tokenizerModels);
   }
 
   /**

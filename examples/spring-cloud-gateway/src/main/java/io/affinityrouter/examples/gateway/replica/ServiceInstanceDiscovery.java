@@ -28,7 +28,7 @@ import org.springframework.cloud.client.discovery.DiscoveryClient;
  * <p>An instance becomes a {@link ReplicaEndpoint} with the id {@link #replicaId} and its URI as
  * base URL; its metadata may name the engine ({@code engine: vllm|sglang}), the models
  * ({@code models: a,b}) and the KV-event publisher ({@code kv-events: tcp://host:5557},
- * {@code kv-events-dp-ranks: 2}).
+ * {@code kv-events-replay: tcp://host:5558}, {@code kv-events-dp-ranks: 2}).
  *
  * <p>Thread-safe. {@link #listed} runs on the event loop for every routed request: it compares ids
  * and URIs and allocates only when the instances changed.
@@ -166,6 +166,10 @@ public final class ServiceInstanceDiscovery implements ReplicaDiscovery {
     String kv = meta.get("kv-events");
     if (kv != null && !kv.isBlank()) {
       b.kvEventsUri(URI.create(kv.strip()));
+      String replay = meta.get("kv-events-replay");
+      if (replay != null && !replay.isBlank()) {
+        b.kvEventsReplayUri(URI.create(replay.strip()));
+      }
       String ranks = meta.get("kv-events-dp-ranks");
       if (ranks != null && !ranks.isBlank()) {
         b.dataParallelRanks(Integer.parseInt(ranks.strip()));

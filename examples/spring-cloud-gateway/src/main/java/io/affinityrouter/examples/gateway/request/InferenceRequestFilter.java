@@ -5,10 +5,15 @@ import io.affinityrouter.RoutingDecision;
 import io.affinityrouter.RoutingReason;
 import io.affinityrouter.RoutingRequest;
 import io.affinityrouter.examples.gateway.loadbalancer.AffinityLoadBalancer;
+import io.affinityrouter.spi.TokenizeRequest;
+import io.affinityrouter.spi.Tokenizer;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 import org.springframework.cloud.gateway.filter.GatewayFilterChain;
 import org.springframework.cloud.gateway.filter.GlobalFilter;
@@ -22,6 +27,7 @@ import org.springframework.http.MediaType;
 import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.web.server.ServerWebExchange;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * The gateway side of affinity routing, for every route to an {@code lb://} service. Before the
@@ -40,21 +46,60 @@ import reactor.core.publisher.Mono;
  * <p>Leases are ended by {@link LeaseClosingFilter}, outside the response-writing filter: the chain
  * from here on completes when the upstream headers arrive, before a streamed body is written.
  *
+ * <p>With a {@link Tokenizer}, a chat or text completion naming a model is routed on the token ids
+ * the engine computes for it (its chat template included), which meet the engines' KV-cache
+ * events; tokenization runs off the event loop, and a request it fails for is routed on its text
+ * (counted, {@link #tokenizeFallbacks()}, and logged at most once per 10 s, without the text).
+ *
  * <p>Runs just before Spring Cloud Gateway's {@link ReactiveLoadBalancerClientFilter}. Never logs
- * the body. Thread-safe and stateless.
+ * the body. Thread-safe.
  */
-public final class InferenceRequestFilter implements GlobalFilter, Ordered {
+public final class InferenceRequestFilter implements GlobalFilter, Ordered, AutoCloseable {
   /** This filter's order: just before the load balancer client filter. */
   public static final int ORDER =
       ReactiveLoadBalancerClientFilter.LOAD_BALANCER_CLIENT_FILTER_ORDER - 1;
 
+  private static final System.Logger LOG = System.getLogger(InferenceRequestFilter.class.getName());
+  private static final long FALLBACK_LOG_NANOS = 10_000_000_000L;
+
   private final Router router;
   private final RoutingRequestFactory requests;
+  private final @Nullable Tokenizer tokenizer;
+  private final boolean ownsTokenizer;
+  private final AtomicLong tokenizeFallbacks = new AtomicLong();
+  private final AtomicLong lastFallbackLog = new AtomicLong(System.nanoTime() - FALLBACK_LOG_NANOS);
 
-  /** Creates the filter. */
+  /** Creates the filter; prompts are routed on their text. */
   public InferenceRequestFilter(Router router, RoutingRequestFactory requests) {
+    this(router, requests, null);
+  }
+
+  /** Creates the filter; with a {@code tokenizer}, prompts are routed on the engine's ids. */
+  public InferenceRequestFilter(Router router, RoutingRequestFactory requests,
+      @Nullable Tokenizer tokenizer) {
+    this(router, requests, tokenizer, false);
+  }
+
+  /** As above; {@code ownsTokenizer}: {@link #close} closes it. */
+  public InferenceRequestFilter(Router router, RoutingRequestFactory requests,
+      @Nullable Tokenizer tokenizer, boolean ownsTokenizer) {
     this.router = Objects.requireNonNull(router, "router");
     this.requests = Objects.requireNonNull(requests, "requests");
+    this.tokenizer = tokenizer;
+    this.ownsTokenizer = ownsTokenizer;
+  }
+
+  /** Closes the tokenizer if this filter owns it. */
+  @Override
+  public void close() {
+    if (ownsTokenizer && tokenizer != null) {
+      tokenizer.close();
+    }
+  }
+
+  /** Requests routed on their text because their tokenization failed, so far. */
+  public long tokenizeFallbacks() {
+    return tokenizeFallbacks.get();
   }
 
   @Override
@@ -71,19 +116,46 @@ public final class InferenceRequestFilter implements GlobalFilter, Ordered {
     }
     return ServerWebExchangeUtils.cacheRequestBodyAndRequest(exchange, cached -> {
       DataBuffer body = exchange.getAttribute(ServerWebExchangeUtils.CACHED_REQUEST_BODY_ATTR);
-      RoutingRequest request;
+      HttpHeaders headers = exchange.getRequest().getHeaders();
+      RoutingRequest text;
       try {
-        request = router.prehash(requests.from(exchange.getRequest().getHeaders(), body));
+        text = requests.from(headers, body);
       } catch (IllegalArgumentException e) {
         return reject(exchange.getResponse(), HttpStatus.BAD_REQUEST, null, e.getMessage(),
             "invalid_request_error", "invalid_session_id");
       }
-      exchange.getAttributes().put(AffinityLoadBalancer.ROUTING_REQUEST_ATTR, request);
-      return chain.filter(exchange.mutate().request(cached).build())
-          .onErrorResume(e -> notRouted(exchange) != null,
-              e -> answerNotRouted(exchange.getResponse(),
-                  Objects.requireNonNull(notRouted(exchange))));
+      Tokenizer t = tokenizer;
+      Optional<TokenizeRequest> tokenize =
+          t == null ? Optional.empty() : requests.tokenizeRequest(body);
+      Mono<RoutingRequest> request = tokenize.isEmpty() ? Mono.just(text)
+          : Mono.fromFuture(() -> t.tokenize(tokenize.get()))
+              .subscribeOn(Schedulers.boundedElastic())
+              .map(ids -> requests.fromTokens(headers, tokenize.get().model(), ids))
+              .onErrorResume(e -> {
+                tokenizeFailed(e);
+                return Mono.just(text);
+              });
+      return request.flatMap(r -> {
+        exchange.getAttributes().put(AffinityLoadBalancer.ROUTING_REQUEST_ATTR, router.prehash(r));
+        return chain.filter(exchange.mutate().request(cached).build())
+            .onErrorResume(e -> notRouted(exchange) != null,
+                e -> answerNotRouted(exchange.getResponse(),
+                    Objects.requireNonNull(notRouted(exchange))));
+      });
     });
+  }
+
+  private void tokenizeFailed(Throwable error) {
+    long n = tokenizeFallbacks.incrementAndGet();
+    long now = System.nanoTime();
+    long last = lastFallbackLog.get();
+    if (now - last >= FALLBACK_LOG_NANOS && lastFallbackLog.compareAndSet(last, now)) {
+      Throwable cause = error instanceof CompletionException && error.getCause() != null
+          ? error.getCause() : error;
+      LOG.log(System.Logger.Level.WARNING, "tokenize failed, routed on the prompt's text ({0} such"
+          + " requests so far): {1}", n, cause.getMessage() != null ? cause.getMessage()
+          : cause.getClass().getSimpleName());
+    }
   }
 
   private static @Nullable RoutingDecision notRouted(ServerWebExchange exchange) {

@@ -1,9 +1,15 @@
 package io.affinityrouter.examples.gateway.request;
 
 import io.affinityrouter.RoutingRequest;
+import io.affinityrouter.spi.ChatMessage;
+import io.affinityrouter.spi.TokenizeRequest;
+import io.affinityrouter.spi.Tokenizer;
 import java.io.IOException;
 import java.io.InputStream;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import org.jspecify.annotations.Nullable;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.http.HttpHeaders;
@@ -93,6 +99,61 @@ public final class RoutingRequestFactory {
       b.promptText("");
     }
     return b.build();
+  }
+
+  /**
+   * What a {@link Tokenizer} needs to tokenize the body as the engine will: the model and the
+   * chat messages (text parts joined by a newline, as vLLM does), or the completion prompt when it
+   * is text; empty for anything else (no model, token ids already, not JSON).
+   */
+  public Optional<TokenizeRequest> tokenizeRequest(@Nullable DataBuffer body) {
+    JsonNode root = parse(body);
+    if (root == null || !root.isObject()) {
+      return Optional.empty();
+    }
+    JsonNode model = root.get("model");
+    if (model == null || !model.isString() || model.stringValue().isBlank()) {
+      return Optional.empty();
+    }
+    JsonNode messages = root.get("messages");
+    JsonNode prompt = root.get("prompt");
+    if (messages != null && messages.isArray() && !messages.isEmpty()) {
+      List<ChatMessage> chat = new ArrayList<>(messages.size());
+      for (int i = 0; i < messages.size(); i++) {
+        JsonNode m = messages.get(i);
+        JsonNode role = m.isObject() ? m.get("role") : null;
+        if (role == null || !role.isString() || role.stringValue().isBlank()) {
+          return Optional.empty();
+        }
+        chat.add(new ChatMessage(role.stringValue(), content(m.get("content"))));
+      }
+      return Optional.of(TokenizeRequest.chat(model.stringValue(), chat));
+    }
+    if (prompt != null && prompt.isString()) {
+      return Optional.of(TokenizeRequest.completion(model.stringValue(), prompt.stringValue()));
+    }
+    return Optional.empty();
+  }
+
+  /** A request with the headers' session and tenant, {@code model}, and the engine's token ids. */
+  public RoutingRequest fromTokens(HttpHeaders headers, String model, int[] tokens) {
+    RoutingRequest.Builder b = RoutingRequest.builder().model(model);
+    headers(b, headers);
+    return b.promptTokens(tokens).build();
+  }
+
+  private static String content(@Nullable JsonNode content) {
+    if (content == null || !content.isArray()) {
+      return content != null && content.isString() ? content.stringValue() : "";
+    }
+    StringBuilder sb = new StringBuilder();
+    for (int j = 0; j < content.size(); j++) {
+      JsonNode text = content.get(j).get("text");
+      if (text != null && text.isString()) {
+        sb.append(sb.isEmpty() ? "" : "\n").append(text.stringValue());
+      }
+    }
+    return sb.toString();
   }
 
   private void headers(RoutingRequest.Builder b, HttpHeaders headers) {

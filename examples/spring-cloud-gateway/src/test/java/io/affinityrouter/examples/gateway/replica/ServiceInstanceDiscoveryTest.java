@@ -66,11 +66,13 @@ class ServiceInstanceDiscoveryTest {
     ServiceInstanceDiscovery d = new ServiceInstanceDiscovery(registry, List.of("vllm"));
     assertThat(d.endpoints()).isEmpty();
     registry.instances.set(List.of(instance("a", 8001, Map.of("engine", "sglang",
-        "models", "m1, m2", "kv-events", "tcp://127.0.0.1:5557", "kv-events-dp-ranks", "2"))));
+        "models", "m1, m2", "kv-events", "tcp://127.0.0.1:5557", "kv-events-replay", "tcp://127.0.0.1:5558",
+        "kv-events-dp-ranks", "2"))));
     ReplicaEndpoint e = d.endpoints().get(0);
     assertThat(e.engine()).isEqualTo(ReplicaEndpoint.Engine.SGLANG);
     assertThat(e.models()).containsExactly("m1", "m2");
     assertThat(e.kvEventsUri()).contains(URI.create("tcp://127.0.0.1:5557"));
+    assertThat(e.kvEventsReplayUri()).contains(URI.create("tcp://127.0.0.1:5558"));
     assertThat(e.dataParallelRanks()).isEqualTo(2);
     registry.instances.set(List.of(instance("b", 8002, Map.of("kv-events-dp-ranks", "x"))));
     assertThat(d.endpoints()).as("bad metadata is left out, not the instance")
