@@ -83,7 +83,12 @@ class FakeVllmKvEventsTest {
 
   /** The blocks of {@code request} the router finds on the replica (it routes nothing). */
   private int matched(RoutingRequest request) {
-    RoutingDecision d = router.select(request, fleet.replicas());
+    return matched(request, fleet.replicas());
+  }
+
+  /** As above, against {@code replicas} (a snapshot taken while the model was awake). */
+  private int matched(RoutingRequest request, List<io.affinityrouter.Replica> replicas) {
+    RoutingDecision d = router.select(request, replicas);
     assertThat(d.isRouted()).as(d.explain()).isTrue();
     d.lease().close();
     return d.matchedBlocks();
@@ -130,10 +135,12 @@ class FakeVllmKvEventsTest {
 
     chat("s", "alpha ".repeat(30));
     await("the blocks stored again", () -> matched(request) == 3);
+    // the index is the subject, not the model's state: a scrape may show it asleep first
+    List<io.affinityrouter.Replica> awake = fleet.replicas();
     HttpResponse<String> r = client.send(HttpRequest.newBuilder(
         URI.create(server.baseUrl() + "/sleep?level=2"))
         .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
     assertThat(r.statusCode()).isEqualTo(200);
-    await("all blocks cleared", () -> matched(request) == 0);
+    await("all blocks cleared", () -> matched(request, awake) == 0);
   }
 }
