@@ -4,6 +4,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -34,6 +35,13 @@ final class BoundedBody implements HttpResponse.BodySubscriber<byte[]> {
       throw new IllegalArgumentException("limit: " + limit + " (expected: > 0)");
     }
     return info -> new BoundedBody(limit);
+  }
+
+  /** As {@link #handler}, the body decoded as UTF-8. */
+  static HttpResponse.BodyHandler<String> stringHandler(int limit) {
+    HttpResponse.BodyHandler<byte[]> bytes = handler(limit);
+    return info -> HttpResponse.BodySubscribers.mapping(bytes.apply(info),
+        b -> new String(b, StandardCharsets.UTF_8));
   }
 
   @Override

@@ -28,15 +28,18 @@ import org.jspecify.annotations.Nullable;
 final class EngineActions {
   private final HttpClient client;
   private final Duration timeout;
+  private final int maxResponseBytes;
   private final FleetState state;
   private final Predicate<Runnable> submit;
   private final Map<String, CompletableFuture<EngineActionResult>> wakes = new ConcurrentHashMap<>();
   private final Set<CompletableFuture<EngineActionResult>> inFlight = ConcurrentHashMap.newKeySet();
   private final LongAdder wakeRequestsSent = new LongAdder();
 
-  EngineActions(HttpClient client, Duration timeout, FleetState state, Predicate<Runnable> submit) {
+  EngineActions(HttpClient client, Duration timeout, int maxResponseBytes, FleetState state,
+      Predicate<Runnable> submit) {
     this.client = client;
     this.timeout = timeout;
+    this.maxResponseBytes = maxResponseBytes;
     this.state = state;
     this.submit = submit;
   }
@@ -87,7 +90,8 @@ final class EngineActions {
     if (pathAndQuery.startsWith("/wake_up")) {
       wakeRequestsSent.increment();
     }
-    CompletableFuture<HttpResponse<String>> sent = EngineHttp.send(client, request);
+    CompletableFuture<HttpResponse<String>> sent = EngineHttp.send(client, request,
+        maxResponseBytes);
     result.whenComplete((r, e) -> sent.cancel(true));
     sent.whenComplete((response, error) -> result.complete(outcome(response, error, post)));
   }

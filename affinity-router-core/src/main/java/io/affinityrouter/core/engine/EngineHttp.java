@@ -46,8 +46,10 @@ final class EngineHttp {
         .POST(HttpRequest.BodyPublishers.noBody()).build();
   }
 
-  static CompletableFuture<HttpResponse<String>> send(HttpClient client, HttpRequest request) {
-    return client.sendAsync(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+  /** Sends {@code request}; an answer longer than {@code maxBytes} fails with an IOException. */
+  static CompletableFuture<HttpResponse<String>> send(HttpClient client, HttpRequest request,
+      int maxBytes) {
+    return client.sendAsync(request, BoundedBody.stringHandler(maxBytes));
   }
 
   /** {@code /wake_up} with its tags, each as its own {@code tags=} parameter. */

@@ -18,6 +18,7 @@ record FleetSettings(
     Duration scrapeInterval,
     Duration scrapeTimeout,
     String metricsPath,
+    int maxResponseBytes,
     int failuresToUnhealthy,
     Duration initialBackoff,
     Duration maxBackoff,

@@ -47,6 +47,7 @@ final class FleetState {
       new CopyOnWriteArrayList<>();
   private final AtomicLong lastListenerLog =
       new AtomicLong(Long.MIN_VALUE);
+  private final AtomicLong lastDiscoveryLog = new AtomicLong(Long.MIN_VALUE);
   final CompletableFuture<List<Replica>> first = new CompletableFuture<>();
 
   FleetState(FleetSettings settings, HttpClient client, ScheduledExecutorService scheduler,
@@ -122,8 +123,15 @@ final class FleetState {
     List<ReplicaEndpoint> endpoints;
     try {
       endpoints = Objects.requireNonNull(settings.discovery().endpoints(), "endpoints");
-    } catch (RuntimeException e) {
-      return; // unknown now: keep the set we have
+    } catch (RuntimeException e) { // unknown now: keep the set we have
+      long now = System.nanoTime();
+      long last = lastDiscoveryLog.get();
+      if ((last == Long.MIN_VALUE || now - last >= 10_000_000_000L)
+          && lastDiscoveryLog.compareAndSet(last, now)) {
+        System.getLogger(FleetView.class.getName()).log(System.Logger.Level.WARNING,
+            "replica discovery failed; the known replicas stay (logged at most every 10 s)", e);
+      }
+      return;
     }
     applyEndpoints(endpoints);
   }
@@ -210,12 +218,14 @@ final class FleetState {
       return;
     }
     CompletableFuture<HttpResponse<String>> metrics = EngineHttp.send(client,
-        EngineHttp.get(EngineHttp.resolve(t.endpoint, settings.metricsPath()), timeout));
+        EngineHttp.get(EngineHttp.resolve(t.endpoint, settings.metricsPath()), timeout),
+        settings.maxResponseBytes());
     s.cancelOnSettle.add(metrics);
     CompletableFuture<Optional<Boolean>> sleeping;
     if (settings.probeSleepState() && t.probeSleep()) {
       CompletableFuture<HttpResponse<String>> probe = EngineHttp.send(client,
-          EngineHttp.get(EngineHttp.resolve(t.endpoint, "/is_sleeping"), timeout));
+          EngineHttp.get(EngineHttp.resolve(t.endpoint, "/is_sleeping"), timeout),
+          settings.maxResponseBytes());
       s.cancelOnSettle.add(probe);
       sleeping = probe.handle((r, e) -> sleepAnswer(t, r));
     } else {

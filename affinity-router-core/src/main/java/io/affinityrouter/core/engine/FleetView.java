@@ -28,6 +28,7 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.DoubleSupplier;
 import java.util.function.LongSupplier;
 import java.util.function.Consumer;
@@ -97,6 +98,7 @@ public final class FleetView implements AutoCloseable {
       ConcurrentHashMap.newKeySet(); // scrapeNow() calls whose task close() may drop unrun
   private final AtomicBoolean started = new AtomicBoolean();
   private final AtomicBoolean closed = new AtomicBoolean();
+  private final AtomicLong lastTaskLog = new AtomicLong(Long.MIN_VALUE);
   private volatile AutoCloseable watch = () -> {};
   private volatile @Nullable KvEventFeeds kvEvents;
 
@@ -116,7 +118,8 @@ public final class FleetView implements AutoCloseable {
           .connectTimeout(settings.scrapeTimeout()).executor(ownedExecutor).build();
     }
     this.state = new FleetState(settings, client, scheduler, closed);
-    this.actions = new EngineActions(client, settings.actionTimeout(), state, this::submit);
+    this.actions = new EngineActions(client, settings.actionTimeout(), settings.maxResponseBytes(),
+        state, this::submit);
     state.applyEndpoints(settings.initialEndpoints());
   }
 
@@ -174,9 +177,9 @@ public final class FleetView implements AutoCloseable {
       if (feeds != null) {
         feeds.start(state.endpoints());
       }
-      scheduler.scheduleWithFixedDelay(guarded(state::pollDiscovery), 0,
+      scheduler.scheduleWithFixedDelay(guarded("discovery poll", state::pollDiscovery), 0,
           settings.discoveryInterval().toNanos(), TimeUnit.NANOSECONDS);
-      scheduler.scheduleAtFixedRate(guarded(state::scrapeDue), 0,
+      scheduler.scheduleAtFixedRate(guarded("scrape round", state::scrapeDue), 0,
           settings.scrapeInterval().toNanos(), TimeUnit.NANOSECONDS);
     }
     return this;
@@ -316,13 +319,23 @@ public final class FleetView implements AutoCloseable {
     return actions.send(replicaId, "/is_sleeping", false).minimalCompletionStage();
   }
 
-  /** A periodic task that survives its own failure (an escaping exception would cancel it). */
-  private static Runnable guarded(Runnable task) {
+  /**
+   * A periodic task that survives its own failure, an error included (anything escaping would
+   * cancel it, and every replica would keep its last load as if healthy); each failure is logged,
+   * at most every 10 s.
+   */
+  private Runnable guarded(String what, Runnable task) {
     return () -> {
       try {
         task.run();
-      } catch (RuntimeException e) {
-        // this round is lost; the next one runs
+      } catch (RuntimeException | Error e) {
+        long now = System.nanoTime();
+        long last = lastTaskLog.get();
+        if ((last == Long.MIN_VALUE || now - last >= 10_000_000_000L)
+            && lastTaskLog.compareAndSet(last, now)) {
+          System.getLogger(FleetView.class.getName()).log(System.Logger.Level.ERROR,
+              what + " failed; the next round runs (logged at most every 10 s)", e);
+        }
       }
     };
   }
@@ -417,6 +430,8 @@ public final class FleetView implements AutoCloseable {
     public static final Duration DEFAULT_SCRAPE_TIMEOUT = Duration.ofSeconds(1);
     /** Default {@link #metricsPath}: {@value}. */
     public static final String DEFAULT_METRICS_PATH = "/metrics";
+    /** Default {@link #maxResponseBytes}: 16 MiB (a vLLM exposition is tens of KiB). */
+    public static final int DEFAULT_MAX_RESPONSE_BYTES = 16 << 20;
     /** Default {@link #failuresToUnhealthy}: {@value}. */
     public static final int DEFAULT_FAILURES_TO_UNHEALTHY = 3;
     /** Default {@link #initialBackoff}: 1 s. */
@@ -436,6 +451,7 @@ public final class FleetView implements AutoCloseable {
     private Duration scrapeInterval = DEFAULT_SCRAPE_INTERVAL;
     private Duration scrapeTimeout = DEFAULT_SCRAPE_TIMEOUT;
     private String metricsPath = DEFAULT_METRICS_PATH;
+    private int maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES;
     private int failuresToUnhealthy = DEFAULT_FAILURES_TO_UNHEALTHY;
     private Duration initialBackoff = DEFAULT_INITIAL_BACKOFF;
     private Duration maxBackoff = DEFAULT_MAX_BACKOFF;
@@ -498,6 +514,16 @@ public final class FleetView implements AutoCloseable {
             "metricsPath: '" + path + "' (expected: a path starting with /)");
       }
       this.metricsPath = path;
+      return this;
+    }
+
+    /**
+     * The most bytes read of an engine's answer ({@code /metrics}, {@code /is_sleeping}, sleep and
+     * wake-up): past it the exchange is cut and counts as a failed scrape or action, so an engine
+     * answering hundreds of megabytes costs the gateway at most this much memory.
+     */
+    public Builder maxResponseBytes(int bytes) {
+      this.maxResponseBytes = Checks.positive(bytes, "maxResponseBytes");
       return this;
     }
 
@@ -595,7 +621,8 @@ public final class FleetView implements AutoCloseable {
       }
       ReplicaDiscovery d = discovery != null ? discovery : ReplicaDiscovery.fixed(endpoints);
       return new FleetView(new FleetSettings(d, discovery != null ? List.of() : List.copyOf(endpoints),
-          httpClient, scrapeInterval, scrapeTimeout, metricsPath, failuresToUnhealthy,
+          httpClient, scrapeInterval, scrapeTimeout, metricsPath, maxResponseBytes,
+          failuresToUnhealthy,
           initialBackoff, maxBackoff, backoffJitter, discoveryInterval, actionTimeout,
           probeSleepState, ticker, clock, random));
     }
