@@ -29,6 +29,8 @@ public final class FaultyBindingStore implements BindingStore {
   private final double failed;
   private final List<Runnable> held = new ArrayList<>();
   private volatile boolean faults = true;
+  /** Answers drawn for a fault while faults were on (most pass through unharmed). */
+  public final AtomicInteger drawn = new AtomicInteger();
   public final AtomicInteger lateAnswers = new AtomicInteger();
   public final AtomicInteger lostAnswers = new AtomicInteger();
   public final AtomicInteger failedAnswers = new AtomicInteger();
@@ -111,6 +113,9 @@ public final class FaultyBindingStore implements BindingStore {
     double draw;
     synchronized (random) {
       draw = random.nextDouble();
+    }
+    if (faults) {
+      drawn.incrementAndGet();
     }
     if (!faults || draw >= late + lost + failed) {
       return answer;

@@ -23,7 +23,12 @@ class SplitSessionsUnderFaultsTest {
       }
       SessionSplitHarness.Result r = SessionSplitHarness.run(views, shared, 2_000, seed);
       System.out.println("in-memory store, seed " + seed + ": " + r);
-      assertThat(r.late() + r.lost() + r.failed()).as("faults injected").isGreaterThan(500);
+      // How many answers a busy machine's routers ask for varies (an open breaker asks none);
+      // the faults are the seeded share of those, and enough of them to matter.
+      int drawn = views.stream().mapToInt(v -> v.drawn.get()).sum();
+      int faults = r.late() + r.lost() + r.failed();
+      assertThat(faults).as("faults injected").isGreaterThan(100)
+          .isGreaterThan((int) (0.06 * drawn));
       assertThat(r.laterDegraded()).as("degraded later turns").isPositive();
       assertThat(r.laterSplits()).as("sessions split in later turns").isZero();
       assertThat(r.laterOffStore()).as("later turns off the store's replica").isZero();

@@ -34,7 +34,12 @@ class SplitSessionsUnderFaultsTest {
       }
       SessionSplitHarness.Result r = SessionSplitHarness.run(views, truth, 2_000, 7);
       System.out.println("Redis, 4 routers: " + r);
-      assertThat(r.late() + r.lost() + r.failed()).as("faults injected").isGreaterThan(500);
+      // How many answers a busy machine's routers ask for varies (an open breaker asks none);
+      // the faults are the seeded share of those, and enough of them to matter.
+      int drawn = views.stream().mapToInt(v -> v.drawn.get()).sum();
+      int faults = r.late() + r.lost() + r.failed();
+      assertThat(faults).as("faults injected").isGreaterThan(100)
+          .isGreaterThan((int) (0.06 * drawn));
       assertThat(r.laterSplits()).as("sessions split in later turns").isZero();
       assertThat(r.laterOffStore()).as("later turns off Redis's replica").isZero();
       assertThat(r.laterReconciled()).as("reconciliations overriding Redis").isZero();
