@@ -6,10 +6,16 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.affinityrouter.core.TestClock;
 import io.affinityrouter.spi.Binding;
 import io.affinityrouter.spi.BindingKey;
+import io.affinityrouter.spi.BindingStoreProvider;
 import io.affinityrouter.spi.SessionContext;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class InMemoryBindingStoreTest {
   private final TestClock clock = new TestClock();
@@ -136,6 +142,29 @@ class InMemoryBindingStoreTest {
         .hasMessage("maximumSize: 0 (expected: > 0)");
     assertThatThrownBy(() -> new BindingKey("", "", " "))
         .hasMessage("sessionId: blank (expected: a non-blank string)");
+  }
+
+  @Test
+  void aProviderThatFailsToLoadIsSkippedAndNamedWhenItsNameIsAsked(@TempDir Path dir)
+      throws Exception {
+    Path services = dir.resolve("META-INF/services");
+    Files.createDirectories(services);
+    Files.writeString(services.resolve(BindingStoreProvider.class.getName()),
+        "io.affinityrouter.redis.NotOnThisClassPath\n");
+    try (URLClassLoader loader = new URLClassLoader(new URL[] {dir.toUri().toURL()},
+        BindingStores.class.getClassLoader())) {
+      BindingStores.Scan scan = BindingStores.scan(loader);
+      assertThat(scan.providers()).extracting(BindingStoreProvider::name).contains("memory");
+      assertThat(scan.failures()).hasSize(1);
+      assertThat(BindingStores.create("memory", Map.of(), loader))
+          .isInstanceOf(InMemoryBindingStore.class);
+      assertThatThrownBy(() -> BindingStores.create("redis", Map.of(), loader))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("bindingStore: redis (expected: one of the available providers [")
+          .hasMessageContaining("1 provider(s) failed to load, first: ")
+          .hasMessageContaining("NotOnThisClassPath")
+          .satisfies(e -> assertThat(e.getSuppressed()).hasSize(1));
+    }
   }
 
   @Test

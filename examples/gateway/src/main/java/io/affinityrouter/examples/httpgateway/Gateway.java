@@ -24,6 +24,7 @@ import java.net.http.HttpClient;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -39,6 +40,8 @@ import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.eclipse.jetty.util.thread.ScheduledExecutorScheduler;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * An HTTP gateway that embeds the router in front of vLLM-compatible backends: Jetty's server in
@@ -72,6 +75,7 @@ import org.eclipse.jetty.util.thread.ScheduledExecutorScheduler;
  * {@link GatewayConfig#shutdownGrace()}, then releases everything. Idempotent.
  */
 public final class Gateway implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(Gateway.class);
   private static final AtomicInteger THREADS = new AtomicInteger();
   private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
   private static final long MAX_HELD_BYTES = AffinityRouter.Builder.DEFAULT_MAX_HELD_BYTES;
@@ -210,15 +214,33 @@ public final class Gateway implements AutoCloseable {
             "timeout-ms", Long.toString(config.storeTimeout().toMillis()))
         : Map.of();
     BindingStoreProvider best = null;
-    for (BindingStoreProvider p : ServiceLoader.load(BindingStoreProvider.class)) {
+    ServiceConfigurationError failed = null;
+    var it = ServiceLoader.load(BindingStoreProvider.class).iterator();
+    while (true) {
+      BindingStoreProvider p;
+      try {
+        if (!it.hasNext()) {
+          break;
+        }
+        p = it.next();
+      } catch (ServiceConfigurationError e) { // a provider whose class cannot load: skipped
+        LOG.warn("a binding-store provider failed to load and is skipped: {}", e.getMessage());
+        failed = failed == null ? e : failed;
+        continue;
+      }
       if (p.name().equals(name) && p.isAvailable()
           && (best == null || p.priority() > best.priority())) {
         best = p;
       }
     }
     if (best == null) {
-      throw new IllegalArgumentException("bindingStore: " + name
-          + " (expected: a provider on the class path)");
+      IllegalArgumentException e = new IllegalArgumentException("bindingStore: " + name
+          + " (expected: a provider on the class path"
+          + (failed == null ? "" : "; one failed to load: " + failed.getMessage()) + ")");
+      if (failed != null) {
+        e.addSuppressed(failed);
+      }
+      throw e;
     }
     return best.create(properties);
   }
