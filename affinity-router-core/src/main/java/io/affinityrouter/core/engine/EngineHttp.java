@@ -22,8 +22,9 @@ import java.util.regex.Pattern;
 /**
  * The HTTP requests the fleet view sends to engines and how their failures are read. vLLM's
  * sleep-mode endpoints ({@code vllm/entrypoints/openai/api_server.py}, served only with
- * {@code VLLM_SERVER_DEV_MODE=1}): {@code POST /sleep?level=N} (level 1 offloads the weights to CPU
- * memory, 2 discards them; default 1), {@code POST /wake_up} with optional repeated
+ * {@code VLLM_SERVER_DEV_MODE=1}): {@code POST /sleep?level=N&mode=M} (level 1 offloads the
+ * weights to CPU memory, 2 discards them, default 1; mode {@code abort}, vLLM's default,
+ * {@code wait} or {@code keep} for the requests in flight), {@code POST /wake_up} with optional repeated
  * {@code tags=weights|kv_cache}, {@code GET /is_sleeping} answering
  * {@code {"is_sleeping": true|false}}. Stateless.
  */

@@ -294,19 +294,47 @@ public final class FleetView implements AutoCloseable {
         .minimalCompletionStage();
   }
 
+  /** What vLLM does with the requests in flight when it is put to sleep. */
+  public enum SleepMode {
+    /** They are aborted at once: vLLM's default when a caller names no mode. */
+    ABORT("abort"),
+    /** They run to completion before the engine sleeps. */
+    WAIT("wait"),
+    /** They are frozen in the queue and resume when the engine wakes. */
+    KEEP("keep");
+
+    private final String wire;
+
+    SleepMode(String wire) {
+      this.wire = wire;
+    }
+  }
+
   /**
-   * Sends vLLM's {@code POST /sleep?level=...}: level 1 offloads the weights to CPU memory and
-   * drops the KV cache, level 2 drops both. The model shows {@code SLEEPING} from the next scrape.
+   * As {@link #sleep(String, int, SleepMode)} with {@link SleepMode#WAIT}: the requests in flight
+   * finish first (vLLM itself would abort them).
+   */
+  public CompletionStage<EngineActionResult> sleep(String replicaId, int level) {
+    return sleep(replicaId, level, SleepMode.WAIT);
+  }
+
+  /**
+   * Sends vLLM's {@code POST /sleep?level=...&mode=...}: level 1 offloads the weights to CPU
+   * memory and drops the KV cache, level 2 drops both; {@code mode} says what happens to the
+   * requests in flight. The model shows {@code SLEEPING} from the next scrape. A vLLM older than
+   * the {@code mode} parameter ignores it and aborts.
    *
    * @return the outcome, as for {@link #wakeUp}; never exceptional
    * @throws IllegalArgumentException if {@code level} is not 1 or 2
    */
-  public CompletionStage<EngineActionResult> sleep(String replicaId, int level) {
+  public CompletionStage<EngineActionResult> sleep(String replicaId, int level, SleepMode mode) {
     Objects.requireNonNull(replicaId, "replicaId");
+    Objects.requireNonNull(mode, "mode");
     if (level != 1 && level != 2) {
       throw new IllegalArgumentException("level: " + level + " (expected: 1 or 2)");
     }
-    return actions.send(replicaId, "/sleep?level=" + level, true).minimalCompletionStage();
+    return actions.send(replicaId, "/sleep?level=" + level + "&mode=" + mode.wire, true)
+        .minimalCompletionStage();
   }
 
   /**

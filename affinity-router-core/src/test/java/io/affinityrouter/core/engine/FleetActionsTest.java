@@ -69,10 +69,14 @@ class FleetActionsTest {
     EngineActionResult asleep = get(fleet.isSleeping("v"));
     assertThat(asleep.sleeping()).contains(true);
     assertThat(asleep.httpStatus()).hasValue(200);
+    assertThat(get(fleet.sleep("v", 1, FleetView.SleepMode.ABORT)).isDone()).isTrue();
+    assertThat(get(fleet.sleep("v", 1, FleetView.SleepMode.KEEP)).isDone()).isTrue();
     assertThat(vllm.received).containsExactly(
-        new Received("POST", "/sleep", "level=2"),
+        new Received("POST", "/sleep", "level=2&mode=wait"),
         new Received("POST", "/wake_up", "tags=weights&tags=kv_cache"),
-        new Received("GET", "/is_sleeping", null));
+        new Received("GET", "/is_sleeping", null),
+        new Received("POST", "/sleep", "level=1&mode=abort"),
+        new Received("POST", "/sleep", "level=1&mode=keep"));
     assertThatThrownBy(() -> fleet.sleep("v", 3)).hasMessage("level: 3 (expected: 1 or 2)");
   }
 

@@ -29,7 +29,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *       ({@link FakeVllmConfig});
  *   <li>{@code GET /metrics}: vLLM's Prometheus families, including the prefix-cache query and hit
  *       counters, so a test can read each replica's real hit rate;
- *   <li>{@code POST /sleep?level=1|2}, {@code POST /wake_up}, {@code GET /is_sleeping}: model state
+ *   <li>{@code POST /sleep?level=1|2[&mode=abort|wait|keep]}, {@code POST /wake_up},
+ *       {@code GET /is_sleeping}: model state
  *       (a sleeping engine answers completions with {@code 503});
  *   <li>{@code POST /tokenize}: vLLM's fields and answer ({@code count}, {@code max_model_len},
  *       {@code tokens}), the ids of the model's tokenizer ({@code --tokenizer DIR}), else of this
@@ -100,16 +101,28 @@ public final class FakeVllmServer implements AutoCloseable {
     }));
     server.createContext("/sleep", ex -> s.simple(ex, "POST", () -> {
       String query = ex.getRequestURI().getQuery();
-      int level = 1;
-      if (query != null && query.startsWith("level=")) {
-        try {
-          level = Integer.parseInt(query.substring("level=".length()));
-        } catch (NumberFormatException e) {
-          level = -1;
+      // vLLM reads level (default 1) and mode (default abort) from the query, in any order
+      String levelParam = "1";
+      String mode = "abort";
+      for (String pair : query == null ? new String[0] : query.split("&")) {
+        if (pair.startsWith("level=")) {
+          levelParam = pair.substring("level=".length());
+        } else if (pair.startsWith("mode=")) {
+          mode = pair.substring("mode=".length());
         }
+      }
+      int level;
+      try {
+        level = Integer.parseInt(levelParam);
+      } catch (NumberFormatException e) {
+        level = -1;
       }
       if (level != 1 && level != 2) {
         sendError(ex, 400, "BadRequestError", "level: " + query + " (expected: 1 or 2)");
+        return;
+      }
+      if (!mode.equals("abort") && !mode.equals("wait") && !mode.equals("keep")) {
+        sendError(ex, 400, "BadRequestError", "mode: " + mode + " (expected: abort, wait or keep)");
         return;
       }
       engine.sleep(level);

@@ -170,6 +170,8 @@ class FakeVllmServerTest {
     assertThat(refused.statusCode()).isEqualTo(503);
     assertThat(Json.parseObject(refused.body()).get("object")).isEqualTo("error");
     assertThat(post("/sleep?level=3", "").statusCode()).isEqualTo(400);
+    assertThat(post("/sleep?mode=wait&level=1", "").statusCode()).isEqualTo(200);
+    assertThat(post("/sleep?level=1&mode=later", "").statusCode()).isEqualTo(400);
     assertThat(post("/wake_up", "").statusCode()).isEqualTo(200);
     assertThat(server.wakeUps()).isEqualTo(1);
     assertThat(scrape().modelStates()).containsEntry(MODEL, ModelState.ACTIVE);
