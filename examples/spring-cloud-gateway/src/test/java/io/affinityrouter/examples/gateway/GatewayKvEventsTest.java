@@ -143,7 +143,9 @@ class GatewayKvEventsTest {
 
     for (int c = 0; c < 4; c++) {
       FakeVllmServer holder = BACKENDS.get(c % 2);
-      String system = ("Conversation " + c + ": you review contracts clause by clause. ").repeat(8);
+      // a long shared prefix: its cached blocks outweigh any load the scrapes show (a busy machine)
+      String system = ("Conversation " + c + ": you review contracts clause by clause. ")
+          .repeat(150);
       assertThat(post(holder.baseUrl(), null, chat(system, "Read clause one.")).statusCode())
           .isEqualTo(200);
       await("the backend's batch applied", this::allApplied, () -> { });
