@@ -85,11 +85,19 @@ final class TestFleet implements AutoCloseable {
     assertThat(await(() -> java.util.Arrays.stream(gateways).allMatch(g ->
         g.replicas().stream().allMatch(r -> r.models().containsKey(MODEL)))))
         .as("every backend's model scraped").isTrue();
+    long[] lastNudge = {System.nanoTime() - Duration.ofSeconds(1).toNanos()};
     boolean applied = await(() -> {
+      // a batch published before a subscriber connected is lost; the next one starts a replay
+      boolean nudge = System.nanoTime() - lastNudge[0] >= Duration.ofMillis(500).toNanos();
+      if (nudge) {
+        lastNudge[0] = System.nanoTime();
+      }
       for (int i = 0; i < backends.size(); i++) {
         FakeVllmServer s = backends.get(i);
         for (Gateway g : gateways) {
-          if (s.kvEventBatchesPublished() == 0) {
+          var stats = g.kvEventStats().get(id(i));
+          if (s.kvEventBatchesPublished() == 0
+              || (nudge && (stats == null || stats.batches() < s.kvEventBatchesPublished()))) {
             try {
               client.post(s.baseUrl(), "/v1/chat/completions", null,
                   "{\"model\":\"" + MODEL + "\",\"max_tokens\":1,\"messages\":[{\"role\":"
@@ -99,7 +107,8 @@ final class TestFleet implements AutoCloseable {
               throw new IllegalStateException(e);
             }
           }
-          if (g.kvEventStats().get(id(i)).batches() < s.kvEventBatchesPublished()) {
+          stats = g.kvEventStats().get(id(i));
+          if (stats == null || stats.batches() < s.kvEventBatchesPublished()) {
             return false;
           }
         }
