@@ -9,8 +9,12 @@ import io.affinityrouter.spi.RoutingListener;
 import java.util.List;
 import java.util.function.Consumer;
 
-/** The router's listeners, each called in turn; a listener that throws never breaks routing. */
+/**
+ * The router's listeners, each called in turn; a listener that throws never breaks routing, and
+ * its failure is logged (at most every 10 s).
+ */
 final class Listeners {
+  private final RateLimitedLog log = new RateLimitedLog(Listeners.class, 10); // per router
   private final RoutingListener[] listeners;
 
   Listeners(List<RoutingListener> listeners) {
@@ -25,8 +29,9 @@ final class Listeners {
     for (RoutingListener l : listeners) { // every decision: a loop, not a lambda per call
       try {
         l.onDecision(request, decision, nanos);
-      } catch (RuntimeException ignored) {
-        // A listener's failure is its own: routing goes on.
+      } catch (RuntimeException e) {
+        log.warn("routing listener " + l.getClass().getName()
+            + " threw; routing goes on (logged at most every 10 s)", e);
       }
     }
   }
@@ -51,8 +56,9 @@ final class Listeners {
     for (RoutingListener l : listeners) {
       try {
         call.accept(l);
-      } catch (RuntimeException ignored) {
-        // A listener's failure is its own: routing goes on.
+      } catch (RuntimeException e) {
+        log.warn("routing listener " + l.getClass().getName()
+            + " threw; routing goes on (logged at most every 10 s)", e);
       }
     }
   }
