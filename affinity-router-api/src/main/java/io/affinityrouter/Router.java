@@ -49,6 +49,19 @@ public interface Router extends AutoCloseable {
    */
   default void refresh(List<Replica> replicas) {}
 
+  /**
+   * Tells the router a replica is gone for good (its pod deleted, its endpoint dropped by
+   * discovery): the router forgets its load state and, shortly after, its prefix-cache entries,
+   * so memory follows the live fleet. Requests in flight on it still complete normally; a replica
+   * offered again under the same id starts cold. Routers also forget replicas left unused for a
+   * while on their own; this is for a caller that knows sooner.
+   *
+   * @return whether the router knew the replica
+   */
+  default boolean retire(String replicaId) {
+    return false;
+  }
+
   /** Requests this router holds now, waiting for room in the fleet ({@code 0} if it holds none). */
   default int heldRequests() {
     return 0;

@@ -13,6 +13,8 @@ import java.time.InstantSource;
 import java.util.Map;
 import java.util.Objects;
 import java.util.ServiceLoader;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.random.RandomGenerator;
@@ -70,6 +72,9 @@ public final class AffinityRouter {
     public static final Duration DEFAULT_UNAVAILABLE_RETRY_AFTER = Duration.ofSeconds(5);
     /** Default time a fleet-wide slot is held if its lease is never closed: 10 min. */
     public static final Duration DEFAULT_FLEET_LEASE_TIME = Duration.ofMinutes(10);
+    /** Default {@link #replicaIdleTimeout}: 10 minutes. */
+    public static final Duration DEFAULT_REPLICA_IDLE_TIMEOUT = Duration.ofMinutes(10);
+
     /** Default bound on sessions a router remembers while the store is down: {@value}. */
     public static final long DEFAULT_REMEMBERED_SESSIONS = 100_000;
     /** Suggested bound on held requests per router ({@link #holdQueue}): {@value}. */
@@ -258,6 +263,28 @@ public final class AffinityRouter {
      */
     public Builder holdScheduler(ScheduledExecutorService scheduler) {
       settings.holdScheduler = Objects.requireNonNull(scheduler, "scheduler");
+      return this;
+    }
+
+    /**
+     * Sets how long a replica may go unused (not offered to {@code select} or {@code refresh}, no
+     * cache events) with nothing in flight before the router forgets it: its load state, its
+     * prefix-index entries and its ordinal (default 10 minutes; {@link Duration#ZERO}: only
+     * {@link io.affinityrouter.Router#retire} forgets). Keeps memory and the index's replica
+     * slots bounded by the live fleet under pod churn; a replica offered again starts cold.
+     */
+    public Builder replicaIdleTimeout(Duration timeout) {
+      settings.replicaIdleTimeout = Checks.nonNegative(timeout, "replicaIdleTimeout");
+      return this;
+    }
+
+    /**
+     * Sets the executor of the router's maintenance: retiring idle replicas and clearing their
+     * index entries, a scan of the whole index (default {@link ForkJoinPool#commonPool()}, as
+     * Caffeine does; {@code Runnable::run} runs it on the routing thread that finds it due).
+     */
+    public Builder executor(Executor executor) {
+      settings.executor = Objects.requireNonNull(executor, "executor");
       return this;
     }
 

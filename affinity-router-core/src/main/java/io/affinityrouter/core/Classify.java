@@ -45,9 +45,10 @@ final class Classify {
     List<Replica> replicas = sel.replicas;
     long epoch = ++s.epoch;
     Set<String> overflowIds = null;
+    long now = tracker.nowMillis();
     for (int i = 0; i < sel.size; i++) {
       Replica r = replicas.get(i);
-      ReplicaState state = tracker.state(r.id());
+      ReplicaState state = tracker.used(r.id(), now);
       if (recordLatest) {
         state.seen(r);
       }
@@ -68,6 +69,7 @@ final class Classify {
       s.states[i] = state;
       s.status[i] = status(request, r, sel, i);
     }
+    tracker.maybeSweep(now);
     if (request.promptKind() == PromptKind.BLOCK_HASHES) {
       sel.hashes = request.promptBlockHashes();
       sel.blocks = Math.min(sel.hashes.length, hasher.maxPromptBlocks());

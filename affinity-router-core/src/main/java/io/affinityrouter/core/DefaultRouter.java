@@ -70,9 +70,11 @@ final class DefaultRouter implements Router {
     this.ownsStore = ownsStore;
     this.hasher = new BlockHasher(b.tokenBlockSize, b.textBlockChars, b.maxPromptBlocks, b.hashSeed);
     this.index = new PrefixIndex(b.prefixIndexEntries, clock::millis);
-    this.tracker = new LoadTracker(PrefixIndex.MAX_ORDINALS - 1, clock);
-    this.events = new IndexedCacheEvents(index, hasher, id -> tracker.state(id).ordinal(),
-        b.prefixIndexEntries);
+    this.tracker = new LoadTracker(PrefixIndex.MAX_ORDINALS - 1, b.replicaIdleTimeout.toMillis(),
+        clock, b.executor);
+    tracker.onClearOrdinal(index::removeAll);
+    this.events = new IndexedCacheEvents(index, hasher,
+        id -> tracker.used(id, clock.millis()).eventsKey(), b.prefixIndexEntries);
     this.listeners = new Listeners(b.listeners);
     CostModel costModel = new CostModel(b.engineProfile);
     this.costModel = costModel;
@@ -202,9 +204,11 @@ final class DefaultRouter implements Router {
   @Override
   public void refresh(List<Replica> replicas) {
     Objects.requireNonNull(replicas, "replicas");
+    long now = tracker.nowMillis();
     for (Replica r : replicas) {
-      tracker.state(r.id()).seen(r);
+      tracker.used(r.id(), now).seen(r);
     }
+    tracker.maybeSweep(now);
     if (admission != null) {
       admission.signal();
     }
@@ -277,6 +281,20 @@ final class DefaultRouter implements Router {
     double running = costModel.runningSeconds(
         CostModel.running(sel.replicas.get(c).load(), sel.states[c]));
     return sel.queue[c] - running > holdWaitSeconds;
+  }
+
+  @Override
+  public boolean retire(String replicaId) {
+    return tracker.retire(Objects.requireNonNull(replicaId, "replicaId"));
+  }
+
+  LoadTracker tracker() {
+    return tracker;
+  }
+
+  /** Replicas this router keeps state for: the live ones, retired ones excluded. */
+  int trackedReplicas() {
+    return tracker.states().size();
   }
 
   @Override

@@ -5,7 +5,7 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import io.affinityrouter.PrefixCacheEvents;
 import java.util.Objects;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.function.ToIntFunction;
+import java.util.function.ToLongFunction;
 
 /**
  * Applies engine KV-cache events to a {@link PrefixIndex}. Engine block hashes are mapped to the
@@ -18,17 +18,17 @@ import java.util.function.ToIntFunction;
 final class IndexedCacheEvents implements PrefixCacheEvents {
   private final PrefixIndex index;
   private final BlockHasher hasher;
-  private final ToIntFunction<String> ordinals;
+  private final ToLongFunction<String> ordinals;
   private final Cache<Long, long[]> engineToRouter;
   private final LongAdder unknownParents = new LongAdder();
 
   /**
    * Creates an adapter.
    *
-   * @param ordinals maps a replica id to its ordinal in the index, or
-   *     {@link LoadTracker#NO_ORDINAL}
+   * @param ordinals maps a replica id to its ordinal in the index and the ordinal's incarnation
+   *     ({@link ReplicaState#eventsKey()}), or {@link LoadTracker#NO_ORDINAL}
    */
-  IndexedCacheEvents(PrefixIndex index, BlockHasher hasher, ToIntFunction<String> ordinals,
+  IndexedCacheEvents(PrefixIndex index, BlockHasher hasher, ToLongFunction<String> ordinals,
       long maxMappings) {
     this.index = index;
     this.hasher = hasher;
@@ -51,15 +51,16 @@ final class IndexedCacheEvents implements PrefixCacheEvents {
       throw new IllegalArgumentException("tokenIds: " + tokenIds.length + " (expected: "
           + engineBlockHashes.length + " blocks × " + engineBlockSize + " tokens)");
     }
-    int ordinal = ordinals.applyAsInt(Objects.requireNonNull(replicaId, "replicaId"));
-    if (ordinal == LoadTracker.NO_ORDINAL) {
+    long slot = ordinals.applyAsLong(Objects.requireNonNull(replicaId, "replicaId"));
+    if (slot == LoadTracker.NO_ORDINAL) {
       return;
     }
+    int ordinal = (int) (slot & 0xFFF);
     long h;
     if (parentEngineHash == null) {
       h = hasher.chainSeed(model == null ? "" : model, tenant == null ? "" : tenant);
     } else {
-      long[] parent = engineToRouter.getIfPresent(key(ordinal, parentEngineHash));
+      long[] parent = engineToRouter.getIfPresent(key(slot, parentEngineHash));
       if (parent == null) {
         unknownParents.increment();
         return;
@@ -74,19 +75,20 @@ final class IndexedCacheEvents implements PrefixCacheEvents {
         mine[j] = h;
         index.add(h, ordinal);
       }
-      engineToRouter.put(key(ordinal, engineBlockHashes[b]), mine);
+      engineToRouter.put(key(slot, engineBlockHashes[b]), mine);
     }
   }
 
   @Override
   public void blocksRemoved(String replicaId, long[] engineBlockHashes) {
     Objects.requireNonNull(engineBlockHashes, "engineBlockHashes");
-    int ordinal = ordinals.applyAsInt(Objects.requireNonNull(replicaId, "replicaId"));
-    if (ordinal == LoadTracker.NO_ORDINAL) {
+    long slot = ordinals.applyAsLong(Objects.requireNonNull(replicaId, "replicaId"));
+    if (slot == LoadTracker.NO_ORDINAL) {
       return;
     }
+    int ordinal = (int) (slot & 0xFFF);
     for (long engineHash : engineBlockHashes) {
-      Long k = key(ordinal, engineHash);
+      Long k = key(slot, engineHash);
       long[] mine = engineToRouter.getIfPresent(k);
       if (mine != null) {
         engineToRouter.invalidate(k);
@@ -99,9 +101,9 @@ final class IndexedCacheEvents implements PrefixCacheEvents {
 
   @Override
   public void allBlocksCleared(String replicaId) {
-    int ordinal = ordinals.applyAsInt(Objects.requireNonNull(replicaId, "replicaId"));
-    if (ordinal != LoadTracker.NO_ORDINAL) {
-      index.removeAll(ordinal);
+    long slot = ordinals.applyAsLong(Objects.requireNonNull(replicaId, "replicaId"));
+    if (slot != LoadTracker.NO_ORDINAL) {
+      index.removeAll((int) (slot & 0xFFF));
     }
   }
 
@@ -110,8 +112,8 @@ final class IndexedCacheEvents implements PrefixCacheEvents {
     return unknownParents.sum();
   }
 
-  private static Long key(int ordinal, long engineHash) {
-    return BlockHasher.fmix(engineHash + 0x9E3779B97F4A7C15L * (ordinal + 1));
+  private static Long key(long slot, long engineHash) {
+    return BlockHasher.fmix(engineHash + 0x9E3779B97F4A7C15L * (slot + 1));
   }
 
   @Override

@@ -25,7 +25,9 @@ final class ReplicaState {
 
   private final String id;
   private final int ordinal;
+  private final long eventsKey;
   private final long idHash;
+  private volatile long usedMillis; // when a caller last offered the replica, to the second
   private final AtomicInteger inFlightRequests = new AtomicInteger();
   private final AtomicLong inFlightTokens = new AtomicLong();
   private final AtomicLong pendingPrefillTokens = new AtomicLong();
@@ -63,8 +65,20 @@ final class ReplicaState {
   private Replica latest; // the newest snapshot a caller passed, for re-offers
 
   ReplicaState(String id, int ordinal, double decodeRatePrior) {
+    this(id, ordinal, 0, decodeRatePrior, 0);
+  }
+
+  /**
+   * Creates a state.
+   *
+   * @param incarnation how many replicas held {@code ordinal} before this one
+   * @param nowMillis when it is created (its first use)
+   */
+  ReplicaState(String id, int ordinal, int incarnation, double decodeRatePrior, long nowMillis) {
     this.id = id;
     this.ordinal = ordinal;
+    this.eventsKey = ordinal < 0 ? -1 : ordinal | ((long) incarnation << 12);
+    this.usedMillis = nowMillis;
     this.idHash = Rendezvous.idHash(id);
     this.decodeTokensPerSecondPerSequence = new Ewma(0.1, decodeRatePrior);
   }
@@ -90,6 +104,26 @@ final class ReplicaState {
   /** The replica's small-integer ordinal in the router (its key in the prefix index). */
   int ordinal() {
     return ordinal;
+  }
+
+  /**
+   * The ordinal and its incarnation, unique over the router's life ({@code -1} without an
+   * ordinal): keys engine-hash mappings, so a reused ordinal never reads its predecessor's.
+   */
+  long eventsKey() {
+    return eventsKey;
+  }
+
+  /** Records a use at {@code nowMillis}; writes at most once a second. */
+  void touch(long nowMillis) {
+    if (nowMillis - usedMillis >= 1000) {
+      usedMillis = nowMillis;
+    }
+  }
+
+  /** When the replica was last used (offered, refreshed or sent an event), to the second. */
+  long usedMillis() {
+    return usedMillis;
   }
 
   /** A 64-bit hash of the id, for rendezvous hashing. */

@@ -11,6 +11,8 @@ import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.random.RandomGenerator;
 
@@ -49,6 +51,8 @@ final class RouterSettings {
   long maxHeldBytes = AffinityRouter.Builder.DEFAULT_MAX_HELD_BYTES;
   Duration maxHold = AffinityRouter.Builder.DEFAULT_MAX_HOLD;
   ScheduledExecutorService holdScheduler;
+  Duration replicaIdleTimeout = AffinityRouter.Builder.DEFAULT_REPLICA_IDLE_TIMEOUT;
+  Executor executor = ForkJoinPool.commonPool();
   final List<ReplicaScorer> scorers = new ArrayList<>();
   final List<ReplicaFilter> filters = new ArrayList<>();
   final List<RoutingListener> listeners = new ArrayList<>();

@@ -48,6 +48,8 @@ final class FleetState {
   private final AtomicLong lastListenerLog =
       new AtomicLong(Long.MIN_VALUE);
   private final AtomicLong lastDiscoveryLog = new AtomicLong(Long.MIN_VALUE);
+  private final List<Consumer<? super String>> removalListeners = new CopyOnWriteArrayList<>();
+  private final AtomicLong lastRemovalLog = new AtomicLong(Long.MIN_VALUE);
   final CompletableFuture<List<Replica>> first = new CompletableFuture<>();
 
   FleetState(FleetSettings settings, HttpClient client, ScheduledExecutorService scheduler,
@@ -66,6 +68,28 @@ final class FleetState {
 
   void addSnapshotListener(Consumer<? super List<Replica>> listener) {
     snapshotListeners.add(listener);
+  }
+
+  void addRemovalListener(Consumer<? super String> listener) {
+    removalListeners.add(listener);
+  }
+
+  private void removed(List<String> ids) {
+    for (String id : ids) {
+      for (Consumer<? super String> l : removalListeners) {
+        try {
+          l.accept(id);
+        } catch (RuntimeException e) { // the listener's own failure: discovery goes on
+          long now = System.nanoTime();
+          long last = lastRemovalLog.get();
+          if ((last == Long.MIN_VALUE || now - last >= 10_000_000_000L)
+              && lastRemovalLog.compareAndSet(last, now)) {
+            System.getLogger(FleetView.class.getName()).log(System.Logger.Level.WARNING,
+                "a removal listener failed (logged at most every 10 s)", e);
+          }
+        }
+      }
+    }
   }
 
   private void published(List<Replica> list) {
@@ -138,6 +162,7 @@ final class FleetState {
 
   void applyEndpoints(List<ReplicaEndpoint> endpoints) {
     List<Replica> firstList;
+    List<String> gone = new ArrayList<>();
     synchronized (lock) {
       if (closed.get()) {
         return;
@@ -156,11 +181,15 @@ final class FleetState {
           abandon(old.inFlight);
           old.inFlight = null;
         }
+        if (!next.containsKey(old.endpoint.id())) {
+          gone.add(old.endpoint.id());
+        }
       }
       tracked = next;
       firstList = publish();
     }
     completeFirst(firstList);
+    removed(gone);
     onEndpoints.accept(endpoints());
   }
 

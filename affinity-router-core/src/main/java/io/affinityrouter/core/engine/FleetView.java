@@ -225,6 +225,18 @@ public final class FleetView implements AutoCloseable {
     return this;
   }
 
+  /**
+   * Calls {@code listener} with the id of every replica the discovery stops listing, after the
+   * snapshot without it is published: pass {@code router::retire} so the router forgets pods that
+   * are gone. A listener that throws is logged, at most every 10 s.
+   *
+   * @return this view
+   */
+  public FleetView addRemovalListener(Consumer<? super String> listener) {
+    state.addRemovalListener(Objects.requireNonNull(listener, "listener"));
+    return this;
+  }
+
   /** Whether {@link #firstSnapshot()} has completed normally: some replica has been scraped. */
   public boolean ready() {
     return state.first.isDone() && !state.first.isCompletedExceptionally();

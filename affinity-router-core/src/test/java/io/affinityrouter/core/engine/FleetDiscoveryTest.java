@@ -89,6 +89,39 @@ class FleetDiscoveryTest {
   }
 
   @Test
+  void aReplicaTheDiscoveryDropsIsRetiredFromTheRouter() throws Exception {
+    MutableDiscovery d = new MutableDiscovery();
+    ReplicaEndpoint ea = ReplicaEndpoint.builder("a", a.uri()).build();
+    ReplicaEndpoint eb = ReplicaEndpoint.builder("b", b.uri()).build();
+    d.current.set(List.of(ea, eb));
+    try (io.affinityrouter.Router router = io.affinityrouter.core.AffinityRouter.builder()
+        .build()) {
+      java.util.List<String> heard = new java.util.concurrent.CopyOnWriteArrayList<>();
+      java.util.List<Boolean> retired = new java.util.concurrent.CopyOnWriteArrayList<>();
+      fleet = FleetView.builder().scrapeTimeout(Duration.ofSeconds(10)).discovery(d).build()
+          .addRemovalListener(id -> {
+            throw new IllegalStateException("a listener's own bug");
+          })
+          .addRemovalListener(heard::add)
+          .addRemovalListener(id -> retired.add(router.retire(id)));
+      List<Replica> both = fleet.scrapeNow().toCompletableFuture().get(10, TimeUnit.SECONDS);
+      var decision = router.select(io.affinityrouter.RoutingRequest.builder()
+          .promptText("hello").build(), both);
+      decision.lease().close();
+      router.select(io.affinityrouter.RoutingRequest.builder().promptText("hello").build(),
+          both.stream().filter(r -> !r.id().equals(decision.replica().id())).toList())
+          .lease().close();
+      d.current.set(List.of(eb));
+      fleet.scrapeNow().toCompletableFuture().get(10, TimeUnit.SECONDS);
+      d.current.set(List.of(eb)); // unchanged: nothing more is removed
+      fleet.scrapeNow().toCompletableFuture().get(10, TimeUnit.SECONDS);
+      assertThat(heard).containsExactly("a");
+      assertThat(retired).as("the router knew it").containsExactly(true);
+      assertThat(router.retire("a")).as("already forgotten").isFalse();
+    }
+  }
+
+  @Test
   void pushedChangesApplyWithoutAPoll() {
     MutableDiscovery d = new MutableDiscovery();
     d.current.set(List.of(ReplicaEndpoint.builder("a", a.uri()).build()));

@@ -47,7 +47,9 @@ class FleetQuickstartTest {
     Router router = AffinityRouter.builder()
         .addListener(fleet.wakeListener())                          // POST /wake_up when asleep
         .build();
-    fleet.kvEvents(router.cacheEvents())                            // endpoints with a kvEventsUri
+    fleet.addSnapshotListener(router::refresh)                      // held requests see new room
+        .addRemovalListener(router::retire)                         // pods the discovery drops
+        .kvEvents(router.cacheEvents())                             // endpoints with a kvEventsUri
         .start();                                                   // scrapes /metrics every 100 ms
     fleet.firstSnapshot().toCompletableFuture().get(10, TimeUnit.SECONDS);   // readiness
 

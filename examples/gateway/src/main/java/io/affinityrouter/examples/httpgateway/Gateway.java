@@ -134,6 +134,8 @@ public final class Gateway implements AutoCloseable {
     meters.heldRequests(router::heldRequests);
     // A scrape that shows room offers the held requests again.
     fleet.addSnapshotListener(list -> router.refresh(view.replicas()));
+    // a pod the discovery drops is forgotten at once, its index entries with it
+    fleet.addRemovalListener(router::retire);
     this.proxyExecutor = Executors.newCachedThreadPool(daemon("gateway-proxy-"));
     this.headerDeadline = new HeaderDeadline(config.headerTimeout());
     this.handler = new ProxyHandler(router, view, client, proxyExecutor, config, meters,

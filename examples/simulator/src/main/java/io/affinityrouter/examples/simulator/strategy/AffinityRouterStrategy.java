@@ -52,6 +52,7 @@ final class AffinityRouterStrategy implements RoutingStrategy {
         .bindingStore(store)
         .clock(context.clock())
         .holdScheduler(context.scheduler())
+        .executor(Runnable::run) // maintenance in simulated time, on the simulation's thread
         .random(new SplittableRandom(context.seedFor(gateway)))
         .addListener(new RoutingListener() { // the gateway's wake call, in the simulated fleet
           @Override

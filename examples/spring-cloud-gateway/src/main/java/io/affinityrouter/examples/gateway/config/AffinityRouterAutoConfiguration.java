@@ -75,6 +75,8 @@ public class AffinityRouterAutoConfiguration {
     Router router = builder.build();
     // a scrape that shows room offers the held requests again
     fleet.ifAvailable(f -> f.addSnapshotListener(router::refresh));
+    // an instance the discovery client drops is forgotten at once, its index entries with it
+    fleet.ifAvailable(f -> f.addRemovalListener(router::retire));
     return router;
   }
 
