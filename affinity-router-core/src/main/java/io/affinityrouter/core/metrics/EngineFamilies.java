@@ -71,6 +71,16 @@ final class EngineFamilies {
     /** Prompt tokens loaded by a KV connector ({@code source="external_kv_transfer"}). */
     PROMPT_TRANSFERRED,
     /**
+     * SGLang's {@code realtime_tokens_total}, counted by the scheduler as it runs; the mapper splits
+     * it by its {@code mode} label into {@link #PROMPT_COMPUTED} ({@code prefill_compute}),
+     * {@link #PROMPT_CACHE_HIT} ({@code prefill_cache}) and {@link #DECODE_TOKENS}.
+     */
+    REALTIME_TOKENS,
+    /** Tokens decoded, as the scheduler runs them ({@code mode="decode"}). */
+    DECODE_TOKENS,
+    /** SGLang's {@code cached_tokens_total}: prompt tokens found cached, counted per request. */
+    CACHED_PROMPT_TOKENS,
+    /**
      * Requests evicted from the running batch for want of KV: vLLM's {@code num_preemptions_total},
      * SGLang's {@code num_retracted_requests_total}.
      */
@@ -134,6 +144,8 @@ final class EngineFamilies {
       sglang(t, prefix, "generation_tokens_total", Field.GENERATION_TOKENS);
       sglang(t, prefix, "prompt_tokens_total", Field.PROMPT_TOKENS);
       sglang(t, prefix, "num_retracted_requests_total", Field.PREEMPTIONS);
+      sglang(t, prefix, "realtime_tokens_total", Field.REALTIME_TOKENS);
+      sglang(t, prefix, "cached_tokens_total", Field.CACHED_PROMPT_TOKENS);
     }
     return Map.copyOf(t);
   }

@@ -44,12 +44,17 @@ import java.util.Set;
  *   <tr><td>token counters</td><td colspan="2">{@code generation_tokens_total},
  *       {@code prompt_tokens_total}</td></tr>
  *   <tr><td>prompt tokens computed, cache hits, transferred</td>
- *       <td>{@code prompt_tokens_by_source_total{source}}</td><td>—</td></tr>
+ *       <td>{@code prompt_tokens_by_source_total{source}}</td>
+ *       <td>{@code realtime_tokens_total{mode}} (no transfers)</td></tr>
+ *   <tr><td>cached prompt tokens</td><td>—</td><td>{@code cached_tokens_total}</td></tr>
  *   <tr><td>preemptions</td><td>{@code num_preemptions_total}</td>
  *       <td>{@code num_retracted_requests_total}</td></tr>
- *   <tr><td>KV written ({@link ReplicaLoad#kvWrittenTokens()})</td><td>{@code local_compute +
+ *   <tr><td>KV written ({@link ReplicaLoad#kvWrittenTokens()}, summed over models in
+ *       {@link #replicaLoad()} when each has it)</td><td>{@code local_compute +
  *       external_kv_transfer} prompt tokens + {@code generation_tokens_total}; else prefix-cache
- *       queries − hits + {@code generation_tokens_total}</td><td>—</td></tr>
+ *       queries − hits + {@code generation_tokens_total}</td><td>{@code prefill_compute +
+ *       decode} realtime tokens; else {@code prompt_tokens_total − cached_tokens_total +
+ *       generation_tokens_total}</td></tr>
  *   <tr><td>state</td><td>{@code engine_sleep_state}</td><td>—</td></tr>
  *   <tr><td>LoRA adapters</td><td>{@code lora_requests_info}</td><td>—</td></tr>
  * </table>
@@ -221,8 +226,11 @@ public final class EngineMetrics {
     double usageWeight = 0;
     int usageCount = 0;
     boolean weighted = true;
+    long written = 0; // -1 once a model has no counter: a partial sum would run backwards
     for (ModelMetrics m : models) {
       ReplicaLoad load = m.load();
+      written = written < 0 || load.kvWrittenTokens() < 0 ? -1
+          : saturatedAdd(written, load.kvWrittenTokens());
       running += load.runningRequests();
       waiting += load.waitingRequests();
       capacity = load.kvCapacityTokens() > Long.MAX_VALUE - capacity
@@ -242,10 +250,18 @@ public final class EngineMetrics {
         .waitingRequests((int) Math.min(waiting, Integer.MAX_VALUE))
         .kvCapacityTokens(capacity)
         .outputTokensPerSecond(Double.isFinite(rate) ? rate : Double.MAX_VALUE);
+    if (written >= 0) {
+      b.kvWrittenTokens(written);
+    }
     if (usageCount > 0) {
       b.kvUsage(Math.min(1, weighted ? weightedUsage / usageWeight : usageSum / usageCount));
     }
     return b.build();
+  }
+
+  private static long saturatedAdd(long a, long b) {
+    long r = a + b;
+    return ((a ^ r) & (b ^ r)) < 0 ? Long.MAX_VALUE : r;
   }
 
   @Override

@@ -96,6 +96,9 @@ final class EngineMetricsMapper {
       case PROMPT_TOKENS_BY_SOURCE:
         addPromptSource(model, sample.labels().get("source"), value);
         break;
+      case REALTIME_TOKENS:
+        addRealtimeMode(model, sample.labels().get("mode"), value);
+        break;
       case RUNNING:
       case WAITING:
       case KV_CAPACITY:
@@ -138,6 +141,16 @@ final class EngineMetricsMapper {
       model.add(Field.PROMPT_CACHE_HIT, nonNegative(value));
     } else if ("external_kv_transfer".equals(source)) {
       model.add(Field.PROMPT_TRANSFERRED, nonNegative(value));
+    }
+  }
+
+  private void addRealtimeMode(ModelAccumulator model, String mode, double value) {
+    if ("prefill_compute".equals(mode)) {
+      model.add(Field.PROMPT_COMPUTED, nonNegative(value));
+    } else if ("prefill_cache".equals(mode)) {
+      model.add(Field.PROMPT_CACHE_HIT, nonNegative(value));
+    } else if ("decode".equals(mode)) {
+      model.add(Field.DECODE_TOKENS, nonNegative(value));
     }
   }
 
@@ -368,14 +381,20 @@ final class EngineMetricsMapper {
      * every generated token. vLLM's {@code prompt_tokens_by_source_total} counts each scheduled
      * prefill once; without it, prefix-cache queries − hits stands in, which on vLLM before PR
      * #48860 adds a request's misses again at each scheduling retry, so it runs high exactly when
-     * KV is short (SGLang has neither).
+     * KV is short. SGLang's scheduler counts {@code realtime_tokens_total} as it runs (prefill
+     * computed + decoded); without it, its per-request {@code prompt_tokens_total} −
+     * {@code cached_tokens_total} + {@code generation_tokens_total} stands in.
      */
     private OptionalDouble kvWritten(Map<Field, Double> figures, OptionalDouble queries,
         OptionalDouble hits, OptionalDouble generated) {
+      Double computed = figures.get(Field.PROMPT_COMPUTED);
+      Double decoded = figures.get(Field.DECODE_TOKENS);
+      if (computed != null && decoded != null) { // SGLang's scheduler counters
+        return OptionalDouble.of(computed + decoded);
+      }
       if (generated.isEmpty()) {
         return OptionalDouble.empty();
       }
-      Double computed = figures.get(Field.PROMPT_COMPUTED);
       if (computed != null) {
         return OptionalDouble.of(computed + figures.getOrDefault(Field.PROMPT_TRANSFERRED, 0.0)
             + generated.getAsDouble());
@@ -383,6 +402,11 @@ final class EngineMetricsMapper {
       if (queries.isPresent() && hits.isPresent()) {
         return OptionalDouble.of(Math.max(0, queries.getAsDouble() - hits.getAsDouble())
             + generated.getAsDouble());
+      }
+      Double prompt = figures.get(Field.PROMPT_TOKENS);
+      Double cached = figures.get(Field.CACHED_PROMPT_TOKENS);
+      if (prompt != null && cached != null) {
+        return OptionalDouble.of(Math.max(0, prompt - cached) + generated.getAsDouble());
       }
       return OptionalDouble.empty();
     }
@@ -414,7 +438,8 @@ final class EngineMetricsMapper {
 
   /** Counters read as they are, summed over ranks. */
   private static final Field[] COUNTERS = {Field.PROMPT_TOKENS, Field.PROMPT_COMPUTED,
-      Field.PROMPT_CACHE_HIT, Field.PROMPT_TRANSFERRED, Field.PREEMPTIONS};
+      Field.PROMPT_CACHE_HIT, Field.PROMPT_TRANSFERRED, Field.DECODE_TOKENS,
+      Field.CACHED_PROMPT_TOKENS, Field.PREEMPTIONS};
   /** Request-count gauges beyond {@link ReplicaLoad}'s, summed over ranks. */
   private static final Field[] GAUGES = {Field.WAITING_CAPACITY, Field.WAITING_DEFERRED};
 

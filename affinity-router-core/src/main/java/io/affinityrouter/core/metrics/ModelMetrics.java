@@ -105,7 +105,8 @@ public final class ModelMetrics {
 
   /**
    * Prompt tokens the engine prefilled itself since start (a counter: vLLM
-   * {@code prompt_tokens_by_source_total{source="local_compute"}}), if reported. Counted once per
+   * {@code prompt_tokens_by_source_total{source="local_compute"}}, SGLang
+   * {@code realtime_tokens_total{mode="prefill_compute"}}), if reported. Counted once per
    * scheduled prefill, unlike {@link #prefixCacheQueries()}.
    */
   public OptionalDouble promptTokensComputed() {
@@ -114,7 +115,8 @@ public final class ModelMetrics {
 
   /**
    * Prompt tokens served from the engine's own prefix cache since start (a counter: vLLM
-   * {@code prompt_tokens_by_source_total{source="local_cache_hit"}}), if reported.
+   * {@code prompt_tokens_by_source_total{source="local_cache_hit"}}, SGLang
+   * {@code realtime_tokens_total{mode="prefill_cache"}}), if reported.
    */
   public OptionalDouble promptTokensCacheHit() {
     return figure(Field.PROMPT_CACHE_HIT);

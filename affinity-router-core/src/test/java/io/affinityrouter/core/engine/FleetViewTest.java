@@ -81,6 +81,17 @@ class FleetViewTest {
   }
 
   @Test
+  void theEnginesKvWriteCounterReachesTheReplicaLoadTheRouterReads() throws Exception {
+    vllm.metrics(fixture(EngineServer.VLLM_V1)
+        + "vllm:generation_tokens_total{engine=\"0\",model_name=\"Qwen/Qwen3-0.6B\"} 250.0\n"
+        + "vllm:prompt_tokens_by_source_total{engine=\"0\",model_name=\"Qwen/Qwen3-0.6B\","
+        + "source=\"local_compute\"} 4096.0\n");
+    fleet = FleetView.builder().scrapeTimeout(java.time.Duration.ofSeconds(10))
+        .endpoint(ReplicaEndpoint.of("a", vllm.uri().toString())).build();
+    assertThat(now(fleet).get(0).load().kvWrittenTokens()).isEqualTo(4096 + 250);
+  }
+
+  @Test
   void theSnapshotIsTheSameObjectUntilSomethingChanges() throws Exception {
     fleet = FleetView.builder().scrapeTimeout(java.time.Duration.ofSeconds(10)).endpoint(ReplicaEndpoint.of("a", vllm.uri().toString())).build();
     List<Replica> first = now(fleet);

@@ -245,6 +245,55 @@ class EngineMetricsTest {
   }
 
   @Test
+  void sglangKvWrittenComesFromTheSchedulersRealtimeCountersOncePerDataParallelRank() {
+    // The 0.5.16 capture's scheduler labels, two tensor-parallel ranks of one data-parallel rank;
+    // realtime_tokens_total adds a mode label (collector.py increment_realtime_tokens).
+    String labels = "engine_type=\"unified\",model_name=\"Qwen/Qwen3-0.6B\",moe_ep_rank=\"0\","
+        + "pp_rank=\"0\",tp_rank=\"%d\"";
+    StringBuilder text = new StringBuilder("# TYPE sglang:realtime_tokens_total counter\n");
+    for (int tp = 0; tp < 2; tp++) {
+      String l = String.format(labels, tp);
+      text.append("sglang:num_running_reqs{").append(l).append("} 2.0\n")
+          .append("sglang:realtime_tokens_total{").append(l).append(",mode=\"prefill_compute\"} 4000.0\n")
+          .append("sglang:realtime_tokens_total{").append(l).append(",mode=\"prefill_cache\"} 2000.0\n")
+          .append("sglang:realtime_tokens_total{").append(l).append(",mode=\"decode\"} 600.0\n");
+    }
+    // the tokenizer's per-request counters, which the scheduler's take precedence over
+    text.append("sglang:prompt_tokens_total{model_name=\"Qwen/Qwen3-0.6B\"} 9000.0\n")
+        .append("sglang:cached_tokens_total{model_name=\"Qwen/Qwen3-0.6B\"} 3000.0\n")
+        .append("sglang:generation_tokens_total{model_name=\"Qwen/Qwen3-0.6B\"} 500.0\n");
+
+    EngineMetrics m = EngineMetrics.parseStrict(text.toString());
+
+    ModelMetrics model = m.model(QWEN3).orElseThrow();
+    assertThat(model.promptTokensComputed()).hasValue(4000.0);
+    assertThat(model.promptTokensCacheHit()).hasValue(2000.0);
+    assertThat(model.load().kvWrittenTokens()).isEqualTo(4600);
+    assertThat(m.replicaLoad().kvWrittenTokens()).as("passed on to the replica").isEqualTo(4600);
+    assertThat(m.anomalies()).isZero();
+
+    // an SGLang without the realtime counters: prompt − cached + generated
+    String older = text.toString().lines().filter(l -> !l.contains("realtime_tokens_total"))
+        .collect(Collectors.joining("\n"));
+    assertThat(EngineMetrics.parseStrict(older).replicaLoad().kvWrittenTokens())
+        .isEqualTo(9000 - 3000 + 500);
+  }
+
+  @Test
+  void replicaKvWrittenSumsItsModelsOnlyWhenEachHasTheCounter() {
+    String a = "vllm:generation_tokens_total{engine=\"0\",model_name=\"a\"} 100\n"
+        + "vllm:prompt_tokens_by_source_total{engine=\"0\",model_name=\"a\",source=\"local_compute\"} 900\n"
+        + "vllm:prompt_tokens_by_source_total{engine=\"0\",model_name=\"a\",source=\"local_cache_hit\"} 300\n";
+    String b = "vllm:generation_tokens_total{engine=\"0\",model_name=\"b\"} 10\n"
+        + "vllm:prompt_tokens_by_source_total{engine=\"0\",model_name=\"b\",source=\"local_compute\"} 40\n";
+    assertThat(EngineMetrics.parseStrict(a + b).replicaLoad().kvWrittenTokens())
+        .isEqualTo(1000 + 50);
+    assertThat(EngineMetrics.parseStrict(a + "vllm:num_requests_running{engine=\"0\","
+        + "model_name=\"b\"} 1\n").replicaLoad().kvWrittenTokens())
+        .as("b has no counter: no sum").isEqualTo(-1);
+  }
+
+  @Test
   void replicaLoadAddsModelsAndWeighsKvUsageByCapacity() {
     String text = "sglang:num_running_reqs{model_name=\"a\"} 10\n"
         + "sglang:num_queue_reqs{model_name=\"a\"} 2\n"
