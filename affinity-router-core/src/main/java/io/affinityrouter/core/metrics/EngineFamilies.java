@@ -150,8 +150,10 @@ final class EngineFamilies {
     return Map.copyOf(t);
   }
 
+  /** vLLM's names, and the same with {@code vllm_}, as exporters that forbid colons write them. */
   private static void vllm(Map<String, Family> t, String name, Field field, boolean legacy) {
     t.put("vllm:" + name, new Family(EngineKind.VLLM, field, legacy));
+    t.put("vllm_" + name, new Family(EngineKind.VLLM, field, legacy));
   }
 
   private static void sglang(Map<String, Family> t, String prefix, String name, Field field) {

@@ -25,6 +25,13 @@ import org.jspecify.annotations.Nullable;
  * a finite value beyond the range of a double. Lines are checked one by one; the grouping of
  * samples into families (one {@code # TYPE} per family, before its samples) is not.
  *
+ * <p>OpenMetrics text (what a Prometheus client serves when asked for
+ * {@code application/openmetrics-text}, recognised by its closing {@code # EOF} line) reads the
+ * same way, with its differences: the types {@code info}, {@code stateset},
+ * {@code gaugehistogram} and {@code unknown}, exemplars after a sample's value
+ * ({@code # {trace_id="..."} 1.0}, checked and dropped), and timestamps in seconds, fractions
+ * allowed (kept in milliseconds). Nothing after {@code # EOF} is read.
+ *
  * <p>Two modes: {@link #parseStrict} throws on the first malformed line; {@link #parseLenient}
  * skips malformed lines and counts them. Neither throws anything else for any input text.
  *
@@ -33,6 +40,8 @@ import org.jspecify.annotations.Nullable;
 public final class PrometheusTextParser {
   private static final Set<String> TYPES =
       Set.of("counter", "gauge", "histogram", "summary", "untyped");
+  private static final Set<String> OPENMETRICS_TYPES = Set.of("counter", "gauge", "histogram",
+      "summary", "unknown", "info", "stateset", "gaugehistogram");
   private static final int MAX_QUOTED = 40;
 
   private PrometheusTextParser() {}
@@ -64,10 +73,12 @@ public final class PrometheusTextParser {
     List<MetricSample> samples = new ArrayList<>();
     int skipped = 0;
     String firstProblem = null;
-    int length = text.length();
+    int eof = eofLine(text);
+    boolean openMetrics = eof >= 0;
+    int length = openMetrics ? eof : text.length();
     int start = 0;
     int lineNumber = 0;
-    while (true) {
+    while (start < length || !openMetrics) {
       int end = start;
       while (end < length && text.charAt(end) != '\n') {
         end++;
@@ -75,7 +86,7 @@ public final class PrometheusTextParser {
       lineNumber++;
       int lineEnd = end > start && text.charAt(end - 1) == '\r' ? end - 1 : end;
       try {
-        MetricSample sample = new Line(text, start, lineEnd, lineNumber).parse();
+        MetricSample sample = new Line(text, start, lineEnd, lineNumber, openMetrics).parse();
         if (sample != null) {
           samples.add(sample);
         }
@@ -96,18 +107,36 @@ public final class PrometheusTextParser {
     return new ParsedExposition(samples, skipped, Optional.ofNullable(firstProblem));
   }
 
+  /**
+   * Where OpenMetrics' {@code # EOF} line starts, if the text's last non-blank line is one, else
+   * -1.
+   */
+  private static int eofLine(CharSequence text) {
+    int end = text.length();
+    while (end > 0 && Character.isWhitespace(text.charAt(end - 1))) {
+      end--;
+    }
+    int start = end - "# EOF".length();
+    if (start < 0 || !"# EOF".contentEquals(text.subSequence(start, end))) {
+      return -1;
+    }
+    return start == 0 || text.charAt(start - 1) == '\n' ? start : -1;
+  }
+
   /** A cursor over one line; throws {@link IllegalArgumentException} where the line breaks. */
   private static final class Line {
     private final CharSequence text;
     private final int start;
     private final int end;
     private final int number;
+    private final boolean openMetrics;
     private int pos;
 
-    Line(CharSequence text, int start, int end, int number) {
+    Line(CharSequence text, int start, int end, int number, boolean openMetrics) {
       this.text = text;
       this.start = start;
       this.end = end;
+      this.openMetrics = openMetrics;
       this.number = number;
       this.pos = start;
     }
@@ -153,10 +182,11 @@ public final class PrometheusTextParser {
         pos++;
       }
       String type = text.subSequence(typeStart, pos).toString().toLowerCase(Locale.ROOT);
-      if (!TYPES.contains(type)) {
+      if (!(openMetrics ? OPENMETRICS_TYPES : TYPES).contains(type)) {
         pos = typeStart;
-        throw error(token(typeStart),
-            "one of counter, gauge, histogram, summary, untyped as the type of " + name);
+        throw error(token(typeStart), (openMetrics
+            ? "one of counter, gauge, histogram, summary, unknown, info, stateset, gaugehistogram"
+            : "one of counter, gauge, histogram, summary, untyped") + " as the type of " + name);
       }
       skipBlanks();
       if (pos < end) {
@@ -199,20 +229,65 @@ public final class PrometheusTextParser {
       }
       OptionalLong timestamp = OptionalLong.empty();
       skipBlanks();
+      if (pos < end && !exemplarNext()) {
+        timestamp = OptionalLong.of(timestamp());
+        skipBlanks();
+      }
+      boolean exemplar = pos < end && exemplarNext();
+      if (exemplar) {
+        exemplar();
+      }
       if (pos < end) {
-        int timestampStart = pos;
-        Long t = ExpositionSyntax.parseTimestamp(nextToken());
+        throw error(describe(pos), exemplar ? "end of line after the exemplar"
+            : timestamp.isPresent() ? "end of line after the timestamp"
+            : "end of line after the value");
+      }
+      return new MetricSample(name, labels, value, timestamp);
+    }
+
+    private boolean exemplarNext() {
+      return openMetrics && text.charAt(pos) == '#';
+    }
+
+    /** A timestamp: integer milliseconds, or OpenMetrics' seconds. */
+    private long timestamp() {
+      int timestampStart = pos;
+      String token = nextToken();
+      if (!openMetrics) {
+        Long t = ExpositionSyntax.parseTimestamp(token);
         if (t == null) {
           pos = timestampStart;
           throw error(token(timestampStart), "an integer timestamp in milliseconds");
         }
-        timestamp = OptionalLong.of(t);
-        skipBlanks();
-        if (pos < end) {
-          throw error(describe(pos), "end of line after the timestamp");
-        }
+        return t;
       }
-      return new MetricSample(name, labels, value, timestamp);
+      Double seconds = ExpositionSyntax.parseValue(token);
+      if (seconds == null || !Double.isFinite(seconds)
+          || Math.abs(seconds) > Long.MAX_VALUE / 1000.0) {
+        pos = timestampStart;
+        throw error(token(timestampStart), "a timestamp in seconds such as 1700000000.123");
+      }
+      return Math.round(seconds * 1000);
+    }
+
+    /** An OpenMetrics exemplar, {@code # {labels} value [timestamp]}: checked, not kept. */
+    private void exemplar() {
+      pos++;
+      expectBlank("a blank after '#' opening an exemplar");
+      skipBlanks();
+      expect('{', "'{' opening the exemplar's labels");
+      labels();
+      skipBlanks();
+      int valueStart = pos;
+      if (pos == end || ExpositionSyntax.parseValue(nextToken()) == null) {
+        pos = valueStart;
+        throw error(pos == end ? "end of line" : token(valueStart), "the exemplar's value");
+      }
+      skipBlanks();
+      if (pos < end) {
+        timestamp();
+        skipBlanks();
+      }
     }
 
     private Map<String, String> labels() {

@@ -115,8 +115,11 @@ class EngineMetricsTest {
     // vLLM registers lora_requests_info only when LoRA is enabled; this capture ran without it.
     Set<String> conditional = Set.of("vllm:lora_requests_info");
     EngineFamilies.BY_SAMPLE_NAME.forEach((name, family) -> {
-      if (family.kind() == EngineKind.VLLM && !conditional.contains(name)) {
-        assertThat(v0260.contains(name)).as(name).isEqualTo(!family.legacy());
+      // vllm_ names are the same families as OpenMetrics exporters write them
+      String canonical = name.startsWith("vllm_") ? "vllm:" + name.substring(5) : name;
+      if (family.kind() == EngineKind.VLLM && !conditional.contains(canonical)) {
+        assertThat(v0260.contains(canonical)).as(name).isEqualTo(!family.legacy());
+        assertThat(EngineFamilies.of(canonical)).as(name).isEqualTo(family);
       }
     });
     assertThat(v0260).doesNotContainAnyElementsOf(conditional);

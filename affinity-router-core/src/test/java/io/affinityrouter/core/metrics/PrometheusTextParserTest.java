@@ -96,6 +96,47 @@ class PrometheusTextParserTest {
   }
 
   @Test
+  void openMetricsTextReadsWithItsTypesExemplarsAndTimestampsInSeconds() {
+    // prometheus_client 0.26's OpenMetrics exposition of a vLLM counter with an exemplar
+    String text = "# HELP vllm:generation_tokens gen\n"
+        + "# TYPE vllm:generation_tokens counter\n"
+        + "vllm_generation_tokens_total{engine=\"0\",model_name=\"Qwen/Qwen3-0.6B\"} 250.0 "
+        + "# {trace_id=\"abc\"} 250.0 1796417768.4740248\n"
+        + "vllm_generation_tokens_created{engine=\"0\",model_name=\"Qwen/Qwen3-0.6B\"} "
+        + "1.7964177684740162e+09\n"
+        + "# TYPE build info\n"
+        + "# UNIT latency_seconds seconds\n"
+        + "build_info{version=\"1\"} 1 1700000000.5\n"
+        + "latency_seconds_bucket{le=\"1.0\"} 1.0 # {trace_id=\"x\"} 0.5\n"
+        + "# EOF\n";
+
+    List<MetricSample> s = PrometheusTextParser.parseStrict(text).samples();
+
+    assertThat(s).extracting(MetricSample::name).containsExactly("vllm_generation_tokens_total",
+        "vllm_generation_tokens_created", "build_info", "latency_seconds_bucket");
+    assertThat(s.get(0).value()).isEqualTo(250.0);
+    assertThat(s.get(0).timestampMillis()).as("the exemplar's time is not the sample's").isEmpty();
+    assertThat(s.get(2).timestampMillis()).hasValue(1_700_000_000_500L);
+    assertThat(PrometheusTextParser.parseStrict("m 1 1700000000\n# EOF").samples().get(0)
+        .timestampMillis()).as("seconds, not milliseconds").hasValue(1_700_000_000_000L);
+  }
+
+  @ParameterizedTest
+  @CsvSource(delimiter = '|', quoteCharacter = '`', value = {
+      "m 1 # trace|line 1, column 7: 't' (expected: '{' opening the exemplar's labels)",
+      "m 1 #{a=\"b\"} 1|line 1, column 6: '{' (expected: a blank after '#' opening an exemplar)",
+      "m 1 # {a=\"b\"}|line 1, column 14: end of line (expected: the exemplar's value)",
+      "m 1 # {a=\"b\"} 1 2 3|line 1, column 19: '3' (expected: end of line after the exemplar)",
+      "m 1 x1|line 1, column 5: 'x1' (expected: a timestamp in seconds such as 1700000000.123)",
+      "# TYPE m untyped|line 1, column 10: 'untyped' (expected: one of counter, gauge, histogram, summary, unknown, info, stateset, gaugehistogram as the type of m)"})
+  void openMetricsProblemsAreNamedLikeAnyOther(String badLine, String message) {
+    assertThatThrownBy(() -> PrometheusTextParser.parseStrict(badLine + "\n# EOF\n"))
+        .isInstanceOf(IllegalArgumentException.class).hasMessage(message);
+    assertThat(PrometheusTextParser.parseLenient("m 1 # {a=\"b\"} 1\n").skippedLines())
+        .as("without # EOF an exemplar is not OpenMetrics").isEqualTo(1);
+  }
+
+  @Test
   void keepsLabelOrderAndRendersBackTheSameLine() {
     String line = "vllm:request_success_total{finished_reason=\"stop\","
         + "model_name=\"Qwen/Qwen2.5-Coder-1.5B-Instruct\"} 4.0";

