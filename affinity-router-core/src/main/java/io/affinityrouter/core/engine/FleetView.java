@@ -114,7 +114,9 @@ public final class FleetView implements AutoCloseable {
       this.ownedExecutor = null;
     } else {
       this.ownedExecutor = Executors.newCachedThreadPool(daemon(threadPrefix + "-http"));
+      // redirects are followed as Prometheus follows them (never from https to http)
       client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+          .followRedirects(HttpClient.Redirect.NORMAL)
           .connectTimeout(settings.scrapeTimeout()).executor(ownedExecutor).build();
     }
     this.state = new FleetState(settings, client, scheduler, closed);
@@ -526,8 +528,9 @@ public final class FleetView implements AutoCloseable {
 
     /**
      * Sends scrapes and actions with {@code client} (owned by the caller; its executor runs the
-     * answers' handling). Default: a client of the view's own, HTTP/1.1, connect timeout = the
-     * scrape timeout, on a daemon executor shut down by {@link FleetView#close()}.
+     * answers' handling). Default: a client of the view's own, HTTP/1.1, following redirects
+     * ({@link HttpClient.Redirect#NORMAL}, as Prometheus does), connect timeout = the scrape
+     * timeout, on a daemon executor shut down by {@link FleetView#close()}.
      */
     public Builder httpClient(HttpClient client) {
       this.httpClient = Objects.requireNonNull(client, "httpClient");

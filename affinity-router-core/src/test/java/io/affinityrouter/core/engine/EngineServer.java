@@ -34,17 +34,22 @@ final class EngineServer implements AutoCloseable {
   static final String SGLANG = "sglang-docs-production-metrics.prom";
 
   /** One answer. */
-  record Answer(int status, String body, boolean hold) {
+  record Answer(int status, String body, boolean hold, String location) {
     static Answer ok(String body) {
-      return new Answer(200, body, false);
+      return new Answer(200, body, false, null);
     }
 
     static Answer status(int status) {
-      return new Answer(status, "error", false);
+      return new Answer(status, "error", false, null);
     }
 
     static Answer held() {
-      return new Answer(200, "", true);
+      return new Answer(200, "", true, null);
+    }
+
+    /** A redirect ({@code status} 301, 302, 307 or 308) to {@code location}. */
+    static Answer redirect(int status, String location) {
+      return new Answer(status, "", false, location);
     }
   }
 
@@ -128,6 +133,9 @@ final class EngineServer implements AutoCloseable {
       }
     }
     byte[] body = a.body().getBytes(StandardCharsets.UTF_8);
+    if (a.location() != null) {
+      ex.getResponseHeaders().set("Location", a.location());
+    }
     try {
       ex.sendResponseHeaders(a.status(), body.length == 0 ? -1 : body.length);
       try (OutputStream out = ex.getResponseBody()) {

@@ -116,7 +116,7 @@ class EngineTokenizerTest {
   @Test
   void aRejectedRequestFailsAtOnceWithoutItsText() throws Exception {
     EngineServer a = server().answer("/tokenize",
-        new Answer(400, "{\"error\":{\"message\":\"" + SECRET + "\",\"code\":400}}", false));
+        new Answer(400, "{\"error\":{\"message\":\"" + SECRET + "\",\"code\":400}}", false, null));
     EngineServer b = server().answer("/tokenize", Answer.ok(ANSWER));
     EngineTokenizer t = EngineTokenizer.builder(() -> List.of(endpoint("a", a.uri()),
         endpoint("b", b.uri()))).build();

@@ -92,6 +92,27 @@ class FleetViewTest {
   }
 
   @Test
+  void aScrapeFollowsRedirectsAsPrometheusDoesAndReadsOpenMetricsText() throws Exception {
+    // the answer prometheus_client gives a scraper asking for OpenMetrics: vllm_ sample names
+    sglang.answer("/metrics", EngineServer.Answer.redirect(302, vllm.uri() + "/moved"));
+    vllm.answer("/moved", EngineServer.Answer.redirect(308, "/om"));
+    vllm.answer("/om", EngineServer.Answer.ok(
+        "# TYPE vllm:num_requests_running gauge\n"
+        + "vllm_num_requests_running{engine=\"0\",model_name=\"Qwen/Qwen3-0.6B\"} 3.0\n"
+        + "# TYPE vllm:generation_tokens counter\n"
+        + "vllm_generation_tokens_total{engine=\"0\",model_name=\"Qwen/Qwen3-0.6B\"} 250.0 "
+        + "# {trace_id=\"abc\"} 250.0 1796417768.4740248\n"
+        + "# EOF\n"));
+    fleet = FleetView.builder().scrapeTimeout(java.time.Duration.ofSeconds(10))
+        .endpoint(ReplicaEndpoint.of("a", sglang.uri().toString())).build();
+    Replica a = now(fleet).get(0);
+    assertThat(a.health()).isEqualTo(ReplicaHealth.HEALTHY);
+    assertThat(a.load().runningRequests()).isEqualTo(3);
+    assertThat(a.models()).containsKey("Qwen/Qwen3-0.6B");
+    assertThat(vllm.count("/om")).isOne();
+  }
+
+  @Test
   void theSnapshotIsTheSameObjectUntilSomethingChanges() throws Exception {
     fleet = FleetView.builder().scrapeTimeout(java.time.Duration.ofSeconds(10)).endpoint(ReplicaEndpoint.of("a", vllm.uri().toString())).build();
     List<Replica> first = now(fleet);
