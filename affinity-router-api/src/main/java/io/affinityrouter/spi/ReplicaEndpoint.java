@@ -143,7 +143,7 @@ public final class ReplicaEndpoint {
   public enum Engine {
     /** vLLM: {@code vllm:} metrics; sleep mode at {@code /sleep}, {@code /wake_up}. */
     VLLM,
-    /** SGLang: {@code sglang:} metrics; no sleep-mode endpoints. */
+    /** SGLang: {@code sglang:} metrics; memory release at {@code /release_memory_occupation}. */
     SGLANG,
     /** Told from the metric names of its scrapes. */
     AUTO

@@ -94,8 +94,9 @@ public final class EngineActionResult {
     /** The engine answered 2xx. */
     DONE,
     /**
-     * The engine has no such endpoint: SGLang (no sleep mode), or a vLLM server without
-     * {@code VLLM_SERVER_DEV_MODE=1} (it answers 404).
+     * The engine has no such endpoint or mode: a vLLM server without
+     * {@code VLLM_SERVER_DEV_MODE=1} (it answers 404), or SGLang asked for a sleep state or a
+     * sleep mode other than {@code wait}.
      */
     UNSUPPORTED,
     /** No answer (refused, timed out, reset), or a non-2xx answer ({@link #httpStatus()}). */

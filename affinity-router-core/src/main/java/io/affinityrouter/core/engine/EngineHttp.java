@@ -26,7 +26,9 @@ import java.util.regex.Pattern;
  * weights to CPU memory, 2 discards them, default 1; mode {@code abort}, vLLM's default,
  * {@code wait} or {@code keep} for the requests in flight), {@code POST /wake_up} with optional repeated
  * {@code tags=weights|kv_cache}, {@code GET /is_sleeping} answering
- * {@code {"is_sleeping": true|false}}. Stateless.
+ * {@code {"is_sleeping": true|false}}. SGLang's ({@code sglang/srt/entrypoints/http_server.py}):
+ * {@code POST /release_memory_occupation} and {@code /resume_memory_occupation} with a JSON body
+ * {@code {"tags": ["weights", "kv_cache", ...]}} (no tags: all), answering 200. Stateless.
  */
 final class EngineHttp {
   private static final Pattern IS_SLEEPING =
@@ -45,6 +47,36 @@ final class EngineHttp {
   static HttpRequest post(URI uri, Duration timeout) {
     return HttpRequest.newBuilder(uri).timeout(timeout)
         .POST(HttpRequest.BodyPublishers.noBody()).build();
+  }
+
+  static HttpRequest post(URI uri, Duration timeout, String json) {
+    return HttpRequest.newBuilder(uri).timeout(timeout).header("Content-Type", "application/json")
+        .POST(HttpRequest.BodyPublishers.ofString(json, StandardCharsets.UTF_8)).build();
+  }
+
+  /** SGLang's memory request body: {@code {"tags": [...]}}, or {@code {}} for every tag. */
+  static String tagsBody(Collection<String> tags) {
+    if (tags.isEmpty()) {
+      return "{}";
+    }
+    StringBuilder sb = new StringBuilder("{\"tags\":[");
+    String sep = "";
+    for (String tag : tags) {
+      sb.append(sep).append('"');
+      for (int i = 0; i < tag.length(); i++) {
+        char c = tag.charAt(i);
+        if (c == '"' || c == '\\') {
+          sb.append('\\').append(c);
+        } else if (c < 0x20) {
+          sb.append(String.format("\\u%04x", (int) c));
+        } else {
+          sb.append(c);
+        }
+      }
+      sb.append('"');
+      sep = ",";
+    }
+    return sb.append("]}").toString();
   }
 
   /** Sends {@code request}; an answer longer than {@code maxBytes} fails with an IOException. */

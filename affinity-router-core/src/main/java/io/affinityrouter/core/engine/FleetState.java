@@ -115,6 +115,19 @@ final class FleetState {
     }
   }
 
+  /** Applies a memory release or resume the view made (SGLang), and publishes it at once. */
+  void memoryReleased(TrackedReplica t, boolean released) {
+    List<Replica> firstList;
+    synchronized (lock) {
+      if (tracked.get(t.endpoint.id()) != t || closed.get()) {
+        return;
+      }
+      t.memoryReleased(released);
+      firstList = publish();
+    }
+    completeFirst(firstList);
+  }
+
   /** Applies a failed request the gateway reported. */
   void reportFailure(String replicaId) {
     List<Replica> firstList;

@@ -68,12 +68,17 @@ import org.jspecify.annotations.Nullable;
  * {@link Builder#backoffJitter}) and turns healthy on the first successful scrape after it, ready
  * since then (the router ramps its traffic up again).
  *
- * <p><b>Sleep mode</b> (vLLM only; served when vLLM runs with {@code VLLM_SERVER_DEV_MODE=1} and
+ * <p><b>Sleep mode</b> (vLLM: served when it runs with {@code VLLM_SERVER_DEV_MODE=1} and
  * {@code --enable-sleep-mode}): {@link #wakeUp}, {@link #sleep}, {@link #isSleeping}, and
  * {@link #wakeListener()}, which turns the router's wake request into a {@code POST /wake_up}.
- * SGLang has no such endpoints: the actions answer {@link EngineActionResult.Status#UNSUPPORTED}.
  * A model's sleep state comes from {@code vllm:engine_sleep_state} in the scrape, or from
  * {@code GET /is_sleeping} alongside each scrape when {@link Builder#probeSleepState} is on.
+ * On SGLang the same calls release and resume its memory ({@code /release_memory_occupation},
+ * {@code /resume_memory_occupation}): its scheduler refuses to release while any request is in
+ * flight, so {@link #sleep} is sent only in {@link SleepMode#WAIT} and only when the last scrape
+ * showed it idle (else {@code FAILED}, or {@code UNSUPPORTED} for the other modes); SGLang
+ * reports no sleep state, so its models show {@code SLEEPING} from a release this view made
+ * until a resume, and {@link #isSleeping} is {@code UNSUPPORTED}.
  *
  * <p>Thread-safe. Work runs on the fleet view's scheduler thread and the HTTP client's executor,
  * never on a caller's thread. {@link #close()} stops the scheduler and cancels every scrape and
@@ -347,7 +352,7 @@ public final class FleetView implements AutoCloseable {
     if (level != 1 && level != 2) {
       throw new IllegalArgumentException("level: " + level + " (expected: 1 or 2)");
     }
-    return actions.send(replicaId, "/sleep?level=" + level + "&mode=" + mode.wire, true)
+    return actions.send(replicaId, EngineActions.Action.sleep(level, mode.wire))
         .minimalCompletionStage();
   }
 
@@ -358,7 +363,7 @@ public final class FleetView implements AutoCloseable {
    */
   public CompletionStage<EngineActionResult> isSleeping(String replicaId) {
     Objects.requireNonNull(replicaId, "replicaId");
-    return actions.send(replicaId, "/is_sleeping", false).minimalCompletionStage();
+    return actions.send(replicaId, EngineActions.Action.isSleeping()).minimalCompletionStage();
   }
 
   /**

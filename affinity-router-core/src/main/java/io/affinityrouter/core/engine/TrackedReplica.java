@@ -48,6 +48,7 @@ final class TrackedReplica {
   // read without the lock by actions and scrape set-up
   private volatile EngineKind seenKind = EngineKind.UNKNOWN;
   private volatile @Nullable Boolean sleepProbeSupported;
+  private boolean memoryReleased; // SGLang memory released by this view: its models sleep
   @Nullable Scrape inFlight;
 
   TrackedReplica(ReplicaEndpoint endpoint, int failuresToUnhealthy, Backoff backoff) {
@@ -131,7 +132,22 @@ final class TrackedReplica {
       ModelState state = sleeping.get() ? ModelState.SLEEPING : ModelState.ACTIVE;
       states.replaceAll((model, s) -> s == ModelState.LOADING ? s : state);
     }
+    if (memoryReleased) {
+      states.replaceAll((model, s) -> s == ModelState.LOADING ? s : ModelState.SLEEPING);
+    }
     return states;
+  }
+
+  /**
+   * Records that this view released (or resumed) the engine's memory, which the engine reports
+   * nowhere: its models show {@code SLEEPING} until resumed. Under the view's lock.
+   */
+  void memoryReleased(boolean released) {
+    memoryReleased = released;
+    Map<String, ModelState> states = new LinkedHashMap<>(replica.models());
+    states.replaceAll((model, s) -> s == ModelState.LOADING ? s
+        : released ? ModelState.SLEEPING : ModelState.ACTIVE);
+    replica = replica.toBuilder().models(states).build();
   }
 
   /** Applies a failed scrape. */

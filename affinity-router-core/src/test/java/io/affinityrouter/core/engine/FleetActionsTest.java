@@ -14,7 +14,10 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** vLLM's sleep-mode actions and the router's wake signal, against a real server. */
+/**
+ * vLLM's sleep-mode actions, SGLang's memory release and the router's wake signal, against a real
+ * server.
+ */
 class FleetActionsTest {
   private final EngineServer vllm = new EngineServer().metrics(fixture(EngineServer.VLLM_V1));
   private final EngineServer sglang = new EngineServer().metrics(fixture(EngineServer.SGLANG));
@@ -81,9 +84,52 @@ class FleetActionsTest {
   }
 
   @Test
+  void sglangReleasesMemoryOnlyWhenIdleAndItsModelsSleepUntilResumed() throws Exception {
+    fleet.scrapeNow().toCompletableFuture().get(10, TimeUnit.SECONDS); // tells SGLang by its names
+    sglang.answer("/release_memory_occupation", Answer.ok("null"))
+        .answer("/resume_memory_occupation", Answer.ok("null"));
+    // the docs capture shows 162 running requests: SGLang's scheduler would assert, so no call
+    EngineActionResult busy = get(fleet.sleep("s", 1));
+    assertThat(busy.status()).isEqualTo(Status.FAILED);
+    assertThat(busy.detail()).contains("162 running");
+    assertThat(get(fleet.sleep("s", 2, FleetView.SleepMode.ABORT)).status())
+        .isEqualTo(Status.UNSUPPORTED);
+    assertThat(sglang.count("/release_memory_occupation")).isZero();
+
+    sglang.metrics(fixture("sglang-0.5.16-llmd-router-hicache.prom")); // an idle server
+    fleet.scrapeNow().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    String model = "Qwen/Qwen3-0.6B";
+    assertThat(fleet.replica("s").orElseThrow().models()).containsEntry(model,
+        io.affinityrouter.ModelState.ACTIVE);
+    assertThat(get(fleet.sleep("s", 1)).isDone()).isTrue();
+    assertThat(fleet.replica("s").orElseThrow().models()).as("at once, not at the next scrape")
+        .containsEntry(model, io.affinityrouter.ModelState.SLEEPING);
+    fleet.scrapeNow().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    assertThat(fleet.replica("s").orElseThrow().models()).as("SGLang reports no sleep state")
+        .containsEntry(model, io.affinityrouter.ModelState.SLEEPING);
+    assertThat(get(fleet.isSleeping("s")).status()).isEqualTo(Status.UNSUPPORTED);
+
+    assertThat(get(fleet.wakeUp("s", List.of("weights", "kv_cache"))).isDone()).isTrue();
+    assertThat(fleet.replica("s").orElseThrow().models()).containsEntry(model,
+        io.affinityrouter.ModelState.ACTIVE);
+    assertThat(sglang.received).filteredOn(r -> r.path().endsWith("_memory_occupation"))
+        .containsExactly(new Received("POST", "/release_memory_occupation", null),
+            new Received("POST", "/resume_memory_occupation", null));
+    assertThat(sglang.bodies).contains("{}", "{\"tags\":[\"weights\",\"kv_cache\"]}");
+
+    sglang.answer("/release_memory_occupation", Answer.status(400));
+    EngineActionResult refused = get(fleet.sleep("s", 1));
+    assertThat(refused.status()).isEqualTo(Status.FAILED);
+    assertThat(refused.httpStatus()).hasValue(400);
+    assertThat(fleet.replica("s").orElseThrow().models()).as("a refused release changes nothing")
+        .containsEntry(model, io.affinityrouter.ModelState.ACTIVE);
+  }
+
+  @Test
   void unsupportedUnknownAndFailedAreValues() throws Exception {
     fleet.scrapeNow().toCompletableFuture().get(10, TimeUnit.SECONDS); // tells SGLang by its names
-    assertThat(get(fleet.wakeUp("s", List.of())).status()).isEqualTo(Status.UNSUPPORTED);
+    assertThat(get(fleet.wakeUp("s", List.of())).status()).as("404: no such endpoint")
+        .isEqualTo(Status.UNSUPPORTED);
     assertThat(sglang.count("/wake_up")).isZero();
     assertThat(get(fleet.sleep("nope", 1)).status()).isEqualTo(Status.UNKNOWN_REPLICA);
     assertThat(get(fleet.isSleeping("v")).status()).as("404: no dev mode")
