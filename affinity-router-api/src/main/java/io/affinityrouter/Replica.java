@@ -8,6 +8,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.OptionalLong;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One inference server (a vLLM or SGLang engine) as the gateway currently sees it: identity, the
@@ -159,7 +160,7 @@ public final class Replica {
   /** Builds a {@link Replica}. Not thread-safe. */
   public static final class Builder {
     private final String id;
-    private String address;
+    private @Nullable String address;
     private final Map<String, ModelState> models = new LinkedHashMap<>();
     private ReplicaHealth health = ReplicaHealth.HEALTHY;
     private Instant readySince = Instant.EPOCH;

@@ -3,6 +3,7 @@ package io.affinityrouter;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The outcome of {@link Router#select}: a value for every outcome, never an exception.
@@ -20,22 +21,22 @@ import java.util.Optional;
  */
 public final class RoutingDecision {
   private final RoutingReason reason;
-  private final Replica replica;
-  private final RequestLease lease;
+  private final @Nullable Replica replica;
+  private final @Nullable RequestLease lease;
   private final ScoreBreakdown scores;
   private final int matchedBlocks;
   private final int promptBlocks;
   private final long generation;
   private final boolean degraded;
-  private final RepinCause repinCause;
-  private final String previousReplicaId;
+  private final @Nullable RepinCause repinCause;
+  private final @Nullable String previousReplicaId;
   private final Duration retryAfter;
-  private final String wokenReplicaId;
+  private final @Nullable String wokenReplicaId;
 
-  private RoutingDecision(RoutingReason reason, Replica replica, RequestLease lease,
-      ScoreBreakdown scores, int matchedBlocks, int promptBlocks, long generation, boolean degraded,
-      RepinCause repinCause, String previousReplicaId, Duration retryAfter,
-      String wokenReplicaId) {
+  private RoutingDecision(RoutingReason reason, @Nullable Replica replica,
+      @Nullable RequestLease lease, ScoreBreakdown scores, int matchedBlocks, int promptBlocks,
+      long generation, boolean degraded, @Nullable RepinCause repinCause,
+      @Nullable String previousReplicaId, Duration retryAfter, @Nullable String wokenReplicaId) {
     this.reason = reason;
     this.replica = replica;
     this.lease = lease;
@@ -67,7 +68,7 @@ public final class RoutingDecision {
    */
   public static RoutingDecision routed(RoutingReason reason, Replica replica, RequestLease lease,
       ScoreBreakdown scores, int matchedBlocks, int promptBlocks, long generation,
-      boolean degraded, RepinCause repinCause, String previousReplicaId) {
+      boolean degraded, @Nullable RepinCause repinCause, @Nullable String previousReplicaId) {
     Objects.requireNonNull(reason, "reason");
     if (!reason.isRouted()) {
       throw new IllegalArgumentException("reason: " + reason + " (expected: a routed reason)");
@@ -91,7 +92,7 @@ public final class RoutingDecision {
    * @throws IllegalArgumentException if the reason is a routed one
    */
   public static RoutingDecision notRouted(RoutingReason reason, Duration retryAfter,
-      String wokenReplicaId) {
+      @Nullable String wokenReplicaId) {
     Objects.requireNonNull(reason, "reason");
     if (reason.isRouted()) {
       throw new IllegalArgumentException("reason: " + reason + " (expected: a not-routed reason)");
@@ -117,7 +118,7 @@ public final class RoutingDecision {
    */
   public Replica replica() {
     requireRouted();
-    return replica;
+    return Objects.requireNonNull(replica);
   }
 
   /**
@@ -127,7 +128,7 @@ public final class RoutingDecision {
    */
   public RequestLease lease() {
     requireRouted();
-    return lease;
+    return Objects.requireNonNull(lease);
   }
 
   /** The chosen replica's score breakdown ({@link ScoreBreakdown#NONE} when nothing was scored). */
@@ -186,7 +187,7 @@ public final class RoutingDecision {
       }
       return sb.toString();
     }
-    sb.append(" -> ").append(replica.id());
+    sb.append(" -> ").append(Objects.requireNonNull(replica).id());
     if (repinCause != null) {
       sb.append(" (repinned from ").append(previousReplicaId).append(": ").append(repinCause)
           .append(')');

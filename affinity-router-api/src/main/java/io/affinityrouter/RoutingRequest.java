@@ -4,6 +4,7 @@ import io.affinityrouter.spi.Checks;
 import java.nio.charset.StandardCharsets;
 import java.util.Objects;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What the router needs to know of one inference request: model, session, tenant, the prompt (as
@@ -28,17 +29,17 @@ public final class RoutingRequest {
   private final Optional<String> sessionId;
   private final Optional<String> tenant;
   private final PromptKind promptKind;
-  private final int[] promptTokens;
-  private final String promptText;
-  private final long[] promptBlockHashes;
+  private final int @Nullable [] promptTokens; // the one of the three the kind names is set
+  private final @Nullable String promptText;
+  private final long @Nullable [] promptBlockHashes;
   private final int promptTokenCount;
   private final int expectedOutputTokens;
 
-  private RoutingRequest(Builder b) {
+  private RoutingRequest(Builder b, PromptKind kind) {
     this.model = Optional.ofNullable(b.model);
     this.sessionId = Optional.ofNullable(b.sessionId);
     this.tenant = Optional.ofNullable(b.tenant);
-    this.promptKind = b.promptKind;
+    this.promptKind = kind;
     this.promptTokens = b.promptTokens;
     this.promptText = b.promptText;
     this.promptBlockHashes = b.promptBlockHashes;
@@ -78,7 +79,7 @@ public final class RoutingRequest {
    */
   public int[] promptTokens() {
     requireKind(PromptKind.TOKENS);
-    return promptTokens;
+    return Objects.requireNonNull(promptTokens);
   }
 
   /**
@@ -88,7 +89,7 @@ public final class RoutingRequest {
    */
   public String promptText() {
     requireKind(PromptKind.TEXT);
-    return promptText;
+    return Objects.requireNonNull(promptText);
   }
 
   /**
@@ -98,7 +99,7 @@ public final class RoutingRequest {
    */
   public long[] promptBlockHashes() {
     requireKind(PromptKind.BLOCK_HASHES);
-    return promptBlockHashes;
+    return Objects.requireNonNull(promptBlockHashes);
   }
 
   /**
@@ -149,13 +150,13 @@ public final class RoutingRequest {
 
   /** Builds a {@link RoutingRequest}. Not thread-safe. */
   public static final class Builder {
-    private String model;
-    private String sessionId;
-    private String tenant;
-    private PromptKind promptKind;
-    private int[] promptTokens;
-    private String promptText;
-    private long[] promptBlockHashes;
+    private @Nullable String model;
+    private @Nullable String sessionId;
+    private @Nullable String tenant;
+    private @Nullable PromptKind promptKind;
+    private int @Nullable [] promptTokens;
+    private @Nullable String promptText;
+    private long @Nullable [] promptBlockHashes;
     private int promptTokenCount;
     private int expectedOutputTokens;
 
@@ -249,7 +250,7 @@ public final class RoutingRequest {
         throw new IllegalArgumentException(
             "prompt: none (expected: promptTokens, promptText or promptBlockHashes)");
       }
-      return new RoutingRequest(this);
+      return new RoutingRequest(this, promptKind);
     }
   }
 }

@@ -7,6 +7,7 @@ import java.util.LinkedHashSet;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Where one inference server is and what it is, as configuration or a {@link ReplicaDiscovery}
@@ -155,8 +156,8 @@ public final class ReplicaEndpoint {
     private final URI baseUri;
     private Engine engine = Engine.AUTO;
     private final Set<String> models = new LinkedHashSet<>();
-    private URI kvEventsUri;
-    private URI kvEventsReplayUri;
+    private @Nullable URI kvEventsUri;
+    private @Nullable URI kvEventsReplayUri;
     private int dataParallelRanks = 1;
 
     private Builder(String id, URI baseUri) {

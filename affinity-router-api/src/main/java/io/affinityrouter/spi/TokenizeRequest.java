@@ -66,7 +66,8 @@ public record TokenizeRequest(String model, @Nullable List<ChatMessage> messages
   @Override
   public String toString() {
     return "TokenizeRequest[model=" + model + ", "
-        + (messages != null ? messages.size() + " messages" : prompt.length() + " prompt chars")
+        + (messages != null ? messages.size() + " messages"
+            : java.util.Objects.requireNonNull(prompt).length() + " prompt chars")
         + ", addGenerationPrompt=" + addGenerationPrompt + ", continueFinalMessage="
         + continueFinalMessage + ", addSpecialTokens=" + addSpecialTokens + "]";
   }

@@ -20,6 +20,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+import java.util.Objects;
 
 /**
  * Requests held at the gateway until the fleet has room for them: bounded in count and in bytes,
@@ -59,7 +61,7 @@ final class AdmissionQueue {
     final long startNanos;
     final long deadlineMillis;
     final CompletableFuture<RoutingDecision> future = new CompletableFuture<>();
-    Snapshot before; // the DRR state its offer started from; guarded by the queue's lock
+    @Nullable Snapshot before; // the DRR state its offer started from; guarded by the queue's lock
 
     Held(RoutingRequest request, List<Replica> replicas, long tokens, long startNanos,
         long deadlineMillis) {
@@ -101,7 +103,7 @@ final class AdmissionQueue {
   private final InstantSource clock;
   private final Supplier<ScheduledExecutorService> scheduler;
   private final Listeners listeners;
-  private Offer offer;
+  private volatile @Nullable Offer offer; // set once, right after construction
 
   private final ReentrantLock lock = new ReentrantLock();
   private final Map<String, Tenant> tenants = new HashMap<>();
@@ -109,7 +111,7 @@ final class AdmissionQueue {
   private long bytes;
   private long pass;
   private long version; // changes with every change of the structure
-  private ScheduledFuture<?> timer;
+  private @Nullable ScheduledFuture<?> timer;
   private long timerAtMillis = Long.MAX_VALUE;
   private boolean closed;
   private volatile int count; // read without the lock: the empty check of every select
@@ -221,7 +223,7 @@ final class AdmissionQueue {
     while ((h = next(thisPass)) != null) {
       CompletionStage<RoutingDecision> answer;
       try {
-        answer = offer.offer(h);
+        answer = Objects.requireNonNull(offer, "offerWith").offer(h);
       } catch (RuntimeException e) { // a programmer error: refuse rather than hold it forever
         listeners.pluginFailure("admission", e);
         answer = CompletableFuture.completedFuture(refusal());
@@ -252,7 +254,7 @@ final class AdmissionQueue {
    * turn begins and is served while its deficit covers its head; then the turn passes on. Tenants
    * that are being offered or had to wait in this pass are stepped over, keeping their turn.
    */
-  private Held next(long thisPass) {
+  private @Nullable Held next(long thisPass) {
     lock.lock();
     try {
       int ready = 0;
@@ -339,7 +341,8 @@ final class AdmissionQueue {
   }
 
   /** What became of an offered request: admitted, refused, or back at its tenant's head. */
-  private void settle(Held h, RoutingDecision d, Throwable ex, long thisPass) {
+  private void settle(Held h, @Nullable RoutingDecision d, @Nullable Throwable ex,
+      long thisPass) {
     if (ex != null) {
       listeners.pluginFailure("admission", ex);
       d = refusal();
@@ -384,7 +387,7 @@ final class AdmissionQueue {
     if (requeued) {
       return;
     }
-    RoutingDecision outcome = held ? refusal() : d;
+    RoutingDecision outcome = held ? refusal() : Objects.requireNonNull(d, "no failure, no decision");
     if (!h.future.complete(outcome) && outcome.isRouted()) {
       outcome.lease().close(); // the caller went away (or the deadline passed) meanwhile
     } else if (held) {

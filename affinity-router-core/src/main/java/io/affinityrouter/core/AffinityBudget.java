@@ -1,5 +1,7 @@
 package io.affinityrouter.core;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The affinity budget: a quantile of recent requests' best prefill times, in seconds. Within it a
  * replica holding the prompt's cache wins outright. Thread-safe.
@@ -13,7 +15,7 @@ final class AffinityBudget {
   /** Decisions before the budget applies: {@value}. */
   static final int WARM_UP = 256;
 
-  private final DecayingQuantile bestPrefill;
+  private final @Nullable DecayingQuantile bestPrefill; // null: the budget is off
 
   /** A budget at {@code quantile}; 0 turns it off. */
   AffinityBudget(double quantile) {

@@ -4,6 +4,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
+import org.jspecify.annotations.Nullable;
 
 /** A store's answer bounded by a timeout, the answers that lose the race handed on, not lost. */
 final class Bounded {
@@ -15,7 +16,7 @@ final class Bounded {
    * {@code arg}). One callback on the store's future; an answer already there costs nothing.
    */
   static <A, T> CompletableFuture<T> within(CompletionStage<T> stage, long timeoutNanos,
-      BiConsumer<A, T> late, A arg) {
+      BiConsumer<A, T> late, @Nullable A arg) {
     CompletableFuture<T> f = stage.toCompletableFuture();
     if (f.isDone()) {
       return f;

@@ -11,6 +11,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The first stage of {@code select}: what the request is (its prompt's block hashes, its session
@@ -79,7 +80,7 @@ final class Classify {
   }
 
   /** The session's binding key, or null for a request without a session. */
-  static BindingKey key(Selection sel) {
+  static @Nullable BindingKey key(Selection sel) {
     RoutingRequest request = sel.request;
     if (request.sessionId().isEmpty()) {
       return null;
@@ -121,7 +122,7 @@ final class Classify {
   }
 
   /** The model's state on the replica; with no model named, the most awake one it serves. */
-  private static ModelState modelState(Replica r, String model) {
+  private static @Nullable ModelState modelState(Replica r, @Nullable String model) {
     Map<String, ModelState> models = r.models();
     if (models.isEmpty()) {
       return ModelState.ACTIVE;

@@ -9,6 +9,7 @@ import io.affinityrouter.RoutingReason;
 import io.affinityrouter.ScoreBreakdown;
 import java.time.Duration;
 import java.time.InstantSource;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The last stage of {@code select}: routes the request to the replica chosen (opens the lease,
@@ -76,7 +77,7 @@ final class Decide {
 
   /** Opens the lease on replica {@code i}, records the prompt there, notifies, returns. */
   private RoutingDecision routed(Selection sel, int i, RoutingReason reason, long generation,
-      boolean degraded, RepinCause cause, String previous, boolean bound) {
+      boolean degraded, @Nullable RepinCause cause, @Nullable String previous, boolean bound) {
     ReplicaState state = sel.states[i];
     long cached = sel.cachedTokens(i);
     double prefillSeconds = sel.prefill[i];

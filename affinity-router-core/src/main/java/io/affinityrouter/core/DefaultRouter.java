@@ -18,6 +18,7 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The router: {@code select} runs the request through five stages, each owning its state:
@@ -43,11 +44,11 @@ final class DefaultRouter implements Router {
   private final Pick pick;
   private final Pinning pinning;
   private final Decide decide;
-  private final FleetGate fleetGate;
+  private final @Nullable FleetGate fleetGate;
   private final ThreadLocal<Selection.Scratch> scratch;
   private final int topK;
   private final CostModel costModel;
-  private final AdmissionQueue admission; // null: nothing is held
+  private final @Nullable AdmissionQueue admission; // null: nothing is held
   private final double holdWaitSeconds;
   private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -121,7 +122,7 @@ final class DefaultRouter implements Router {
    * This router's id in the session contexts it writes: its load-exchange id's hash when it has
    * one, else random (unique among a fleet's routers with overwhelming odds); never 0.
    */
-  private static long writerId(String routerId) {
+  private static long writerId(@Nullable String routerId) {
     long id = routerId != null ? Rendezvous.keyHash(routerId)
         : java.util.concurrent.ThreadLocalRandom.current().nextLong();
     return id == 0 ? 1 : id;
@@ -178,7 +179,7 @@ final class DefaultRouter implements Router {
     RoutingRequest hashed = prehash(request);
     int expected = hashed.expectedOutputTokens() > 0 ? hashed.expectedOutputTokens()
         : (int) Math.round(tracker.outputTokensPerRequest());
-    return admission.hold(hashed, List.copyOf(replicas),
+    return Objects.requireNonNull(admission, "holding").hold(hashed, List.copyOf(replicas),
         (long) hashed.promptTokenCount() + expected, start == 0 ? System.nanoTime() : start);
   }
 

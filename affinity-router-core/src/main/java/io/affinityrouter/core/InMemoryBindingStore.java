@@ -16,6 +16,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link BindingStore} in this process's memory, on Caffeine: the default store, for a single
@@ -89,7 +90,7 @@ public final class InMemoryBindingStore implements BindingStore {
   }
 
   private CompletionStage<Binding> claim(BindingKey key, String candidateReplicaId, Duration ttl,
-      SessionContext turn) {
+      @Nullable SessionContext turn) {
     Objects.requireNonNull(key, "key");
     Objects.requireNonNull(candidateReplicaId, "candidateReplicaId");
     long ttlNanos = ttlNanos(ttl);
@@ -125,7 +126,7 @@ public final class InMemoryBindingStore implements BindingStore {
   }
 
   private CompletionStage<Binding> move(BindingKey key, long expectedGeneration,
-      String newReplicaId, Duration ttl, SessionContext turn) {
+      String newReplicaId, Duration ttl, @Nullable SessionContext turn) {
     Objects.requireNonNull(key, "key");
     Objects.requireNonNull(newReplicaId, "newReplicaId");
     long ttlNanos = ttlNanos(ttl);
@@ -211,7 +212,7 @@ public final class InMemoryBindingStore implements BindingStore {
      * Stores {@code next} (when given) as the context and answers the read: with the context
      * before, unless it is absent or {@code next}'s writer wrote it.
      */
-    CompletableFuture<Binding> read(SessionContext next, long now) {
+    CompletableFuture<Binding> read(@Nullable SessionContext next, long now) {
       SessionContext before = null;
       synchronized (this) {
         if (writer != 0 && (next == null || writer != next.writer())) {
@@ -231,7 +232,7 @@ public final class InMemoryBindingStore implements BindingStore {
           : CompletableFuture.completedFuture(new Binding(replicaId, generation, false, before));
     }
 
-    synchronized SessionContext context(long now) {
+    synchronized @Nullable SessionContext context(long now) {
       return writer == 0 ? null : new SessionContext(writer, prompt, output, anchorBlocks,
           anchorHash, Math.max(0, now - atMillis));
     }

@@ -6,6 +6,7 @@ import io.affinityrouter.PrefixCacheEvents;
 import java.util.Objects;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.ToLongFunction;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Applies engine KV-cache events to a {@link PrefixIndex}. Engine block hashes are mapped to the
@@ -38,7 +39,8 @@ final class IndexedCacheEvents implements PrefixCacheEvents {
   }
 
   @Override
-  public void blocksStored(String replicaId, String model, String tenant, Long parentEngineHash,
+  public void blocksStored(String replicaId, @Nullable String model, @Nullable String tenant,
+      @Nullable Long parentEngineHash,
       long[] engineBlockHashes, int[] tokenIds, int engineBlockSize) {
     Objects.requireNonNull(engineBlockHashes, "engineBlockHashes");
     Objects.requireNonNull(tokenIds, "tokenIds");

@@ -6,6 +6,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.IntConsumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The registry of {@link ReplicaState}s by replica id, the ordinals they carry (their key in the
@@ -50,7 +51,7 @@ final class LoadTracker {
   private final Executor maintenance;
   private final Ewma outputTokensPerRequest = new Ewma(0.05, OUTPUT_TOKENS_PRIOR);
   private final Ewma uncachedPromptTokensPerRequest = new Ewma(0.05, PROMPT_TOKENS_PRIOR);
-  private volatile Runnable onFreed; // the admission queue's signal, if the router holds requests
+  private volatile @Nullable Runnable onFreed; // the admission queue's signal, if the router holds requests
   private volatile IntConsumer clearOrdinal = o -> { }; // drops an ordinal from the index
   private final AtomicBoolean sweeping = new AtomicBoolean();
   private volatile long nextSweepMillis;

@@ -1,8 +1,10 @@
 package io.affinityrouter.core;
 
 import io.affinityrouter.RoutingDecision;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import org.jspecify.annotations.Nullable;
 
 /** What a stage of {@code select} returns: a finished decision, or one the store still owes. */
 sealed interface Outcome {
@@ -11,7 +13,7 @@ sealed interface Outcome {
    * done), so it is read at once, before the thread's next decision.
    */
   final class Decided implements Outcome {
-    private RoutingDecision decision;
+    private @Nullable RoutingDecision decision;
 
     Decided set(RoutingDecision decision) {
       this.decision = decision;
@@ -19,7 +21,7 @@ sealed interface Outcome {
     }
 
     RoutingDecision decision() {
-      return decision;
+      return Objects.requireNonNull(decision, "set");
     }
   }
 

@@ -3,6 +3,7 @@ package io.affinityrouter.core;
 import java.time.InstantSource;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.random.RandomGenerator;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The third stage of {@code select}: chooses the candidate replica and reserves the request's
@@ -22,11 +23,11 @@ final class Pick {
   private final AffinityBudget budget;
   private final double holderSavingsMultiple;
   private final int placementBlocks;
-  private final RandomGenerator random;
+  private final @Nullable RandomGenerator random; // null: ThreadLocalRandom
   private final InstantSource clock;
 
   Pick(TopKPicker picker, Limits limits, AffinityBudget budget, double holderSavingsMultiple,
-      int placementBlocks, RandomGenerator random, InstantSource clock) {
+      int placementBlocks, @Nullable RandomGenerator random, InstantSource clock) {
     this.picker = picker;
     this.limits = limits;
     this.budget = budget;

@@ -13,6 +13,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BiConsumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The pin stage of {@code select}: the session pinning protocol, run once the candidate is
@@ -98,7 +99,7 @@ final class Pinning {
     if (degradedSessions.estimatedSize() == 0) {
       return -1;
     }
-    Degraded d = degradedSessions.getIfPresent(sel.key);
+    Degraded d = degradedSessions.getIfPresent(sel.sessionKey());
     if (d == null) {
       return -1;
     }
@@ -113,10 +114,10 @@ final class Pinning {
     }
     if (admission == StoreGuard.Admission.PROBE) {
       RoutingDecision d = degraded(sel, false);
-      store.probe(sel.key, d.replica().id(), sel.turn(writer), late);
+      store.probe(sel.sessionKey(), d.replica().id(), sel.turn(writer), late);
       return sel.decided(d);
     }
-    return continueWith(sel, store.getOrClaim(sel.key, sel.states[sel.candidate].id(),
+    return continueWith(sel, store.getOrClaim(sel.sessionKey(), sel.states[sel.candidate].id(),
         sel.turn(writer), late), afterClaim);
   }
 
@@ -138,7 +139,7 @@ final class Pinning {
       store.succeeded(probe);
       if (binding.isPresent()) {
         Binding b = binding.get();
-        remember(s.key, b);
+        remember(s.sessionKey(), b);
         int i = s.indexOf(b.replicaId());
         if (i >= 0 && s.usable(i) && limits.admit(s, i)) {
           return s.decided(decide.session(s, i, RoutingReason.SESSION_AFFINITY, b.generation(),
@@ -147,24 +148,24 @@ final class Pinning {
       }
       return s.decided(decide.notRouted(s));
     };
-    return continueWith(sel, store.get(sel.key), step);
+    return continueWith(sel, store.get(sel.sessionKey()), step);
   }
 
   private RoutingDecision knownOnly(Selection sel) {
-    Known known = lastKnown.getIfPresent(sel.key);
+    Known known = lastKnown.getIfPresent(sel.sessionKey());
     int i = known == null ? -1 : sel.indexOf(known.replicaId());
     return i >= 0 && sel.usable(i) && limits.admit(sel, i)
         ? decide.degraded(sel, i) : decide.notRouted(sel);
   }
 
-  private Outcome afterClaim(Selection sel, Binding b, Throwable ex) {
+  private Outcome afterClaim(Selection sel, Binding b, @Nullable Throwable ex) {
     if (ex != null) {
       store.failed(ex);
       return sel.decided(degraded(sel, ex instanceof TimeoutException));
     }
     store.succeeded();
     Degraded reconcile = degradedSessions.estimatedSize() == 0
-        ? null : degradedSessions.asMap().remove(sel.key);
+        ? null : degradedSessions.asMap().remove(sel.sessionKey());
     if (reconcile != null && !reconcile.replicaId().equals(b.replicaId())
         && reconcile.replicaId().equals(sel.states[sel.candidate].id())
         && b.generation() <= reconcile.knownGeneration()) {
@@ -175,7 +176,7 @@ final class Pinning {
 
   private Outcome afterBinding(Selection sel, Binding b, int attempt) {
     int c = sel.candidate;
-    Known known = lastKnown.getIfPresent(sel.key);
+    Known known = lastKnown.getIfPresent(sel.sessionKey());
     int bound = b.replicaId().equals(sel.states[c].id()) ? c : sel.indexOf(b.replicaId());
     // The index knows only what this router sent; the binding says what another router sent last.
     if (bound >= 0 && b.context() != null) {
@@ -184,21 +185,21 @@ final class Pinning {
     if (bound == c) {
       RoutingReason reason = attempt > 0 ? RoutingReason.SESSION_ADOPTED
           : b.written() ? RoutingReason.SESSION_CLAIMED : RoutingReason.SESSION_AFFINITY;
-      remember(sel.key, b, known);
+      remember(sel.sessionKey(), b, known);
       return sel.decided(decide.session(sel, c, reason, b.generation(), !b.written()));
     }
     RepinCause cause = policy.keep(sel, bound);
     if (cause == RepinCause.REPLICA_AT_LIMIT) {
       // A returning turn waits for its replica: moving it for load would recompute its context.
       sel.states[c].cancelAcquire(sel.requestTokens);
-      remember(sel.key, b, known);
+      remember(sel.sessionKey(), b, known);
       return sel.decided(holding ? DefaultRouter.HELD : decide.atLimit(sel));
     }
     if (cause == null) {
       sel.states[c].cancelAcquire(sel.requestTokens);
       RoutingReason reason = attempt > 0 ? RoutingReason.SESSION_ADOPTED
           : RoutingReason.SESSION_AFFINITY;
-      remember(sel.key, b, known);
+      remember(sel.sessionKey(), b, known);
       return sel.decided(decide.session(sel, bound, reason, b.generation(), true));
     }
     return repin(sel, b, cause, attempt);
@@ -214,18 +215,18 @@ final class Pinning {
       if (ex != null) {
         store.failed(ex);
         // The repin may still land: the candidate is where the store will point if it does.
-        degradedSessions.put(s.key, new Degraded(target, old.generation()));
+        degradedSessions.put(s.sessionKey(), new Degraded(target, old.generation()));
         return s.decided(decide.degraded(s, c));
       }
       store.succeeded();
       if (nb.written()) {
-        remember(s.key, nb);
-        listeners.repin(s.key, old.replicaId(), target, cause);
+        remember(s.sessionKey(), nb);
+        listeners.repin(s.sessionKey(), old.replicaId(), target, cause);
         return s.decided(decide.repinned(s, c, nb.generation(), cause, old.replicaId()));
       }
       return afterBinding(s, nb, attempt + 1);
     };
-    return continueWith(sel, store.repin(sel.key, old.generation(), target, sel.turn(writer),
+    return continueWith(sel, store.repin(sel.sessionKey(), old.generation(), target, sel.turn(writer),
         late), step);
   }
 
@@ -239,7 +240,7 @@ final class Pinning {
    * unchanged binding writes nothing; a change is a compare-and-set on what was known, so a late
    * answer heard on the store's thread at the same time is never replaced by an older binding.
    */
-  private void remember(BindingKey key, Binding b, Known known) {
+  private void remember(BindingKey key, Binding b, @Nullable Known known) {
     Known fresh = null;
     while (known == null || known.generation() < b.generation()
         || known.generation() == b.generation() && !known.replicaId().equals(b.replicaId())) {
@@ -273,7 +274,7 @@ final class Pinning {
    * where the session went for reconciliation.
    */
   private RoutingDecision degraded(Selection sel, boolean claimInFlight) {
-    BindingKey key = sel.key;
+    BindingKey key = sel.sessionKey();
     int c = sel.candidate;
     int chosen = -1;
     Known known = lastKnown.getIfPresent(key);
@@ -327,11 +328,13 @@ final class Pinning {
     }
   }
 
+  /** A step on the store's answer: {@code answer} is null exactly when {@code ex} is set. */
   private interface Step<T> {
-    Outcome apply(Selection sel, T answer, Throwable ex);
+    Outcome apply(Selection sel, T answer, @Nullable Throwable ex);
   }
 
   /** Runs {@code step} now if the store already answered, else when it does (detaching state). */
+  @SuppressWarnings("NullAway") // a failed answer is null, and every step reads ex first
   private static <T> Outcome continueWith(Selection sel, CompletableFuture<T> f, Step<T> step) {
     if (f.isDone()) {
       T answer = null;

@@ -1,6 +1,7 @@
 package io.affinityrouter.core;
 
 import io.affinityrouter.RepinCause;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Whether a session's bound replica keeps it. It does while the replica is in the list, healthy (or
@@ -38,7 +39,7 @@ final class RepinPolicy {
   /**
    * Null if replica {@code bound} keeps the session (and admitted the request), else why it cannot.
    */
-  RepinCause keep(Selection sel, int bound) {
+  @Nullable RepinCause keep(Selection sel, int bound) {
     if (bound < 0) {
       return RepinCause.REPLICA_GONE;
     }

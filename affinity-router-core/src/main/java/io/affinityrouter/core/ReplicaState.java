@@ -6,6 +6,7 @@ import java.lang.invoke.VarHandle;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.StampedLock;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One router's own view of the work it has committed to one replica: in-flight requests, committed
@@ -62,7 +63,7 @@ final class ReplicaState {
   }
 
   @SuppressWarnings("unused") // through LATEST
-  private Replica latest; // the newest snapshot a caller passed, for re-offers
+  private @Nullable Replica latest; // the newest snapshot a caller passed, for re-offers
 
   ReplicaState(String id, int ordinal, double decodeRatePrior) {
     this(id, ordinal, 0, decodeRatePrior, 0);

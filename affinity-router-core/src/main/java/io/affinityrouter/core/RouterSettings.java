@@ -15,18 +15,19 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.random.RandomGenerator;
+import org.jspecify.annotations.Nullable;
 
 /** What an {@link AffinityRouter.Builder} was told: every option, at its default until set. */
 final class RouterSettings {
-  BindingStore store;
-  String storeProvider;
+  @Nullable BindingStore store;
+  @Nullable String storeProvider;
   Map<String, String> storeProperties = Map.of();
   Duration bindingTtl = AffinityRouter.Builder.DEFAULT_BINDING_TTL;
   Duration storeTimeout = AffinityRouter.Builder.DEFAULT_STORE_TIMEOUT;
   Duration storeBackoff = AffinityRouter.Builder.DEFAULT_STORE_BACKOFF;
   Duration storeMaxBackoff = AffinityRouter.Builder.DEFAULT_STORE_MAX_BACKOFF;
   InstantSource clock = InstantSource.system();
-  RandomGenerator random;
+  @Nullable RandomGenerator random;
   int tokenBlockSize = BlockHasher.DEFAULT_TOKEN_BLOCK_SIZE;
   int textBlockChars = BlockHasher.DEFAULT_TEXT_BLOCK_CHARS;
   int maxPromptBlocks = BlockHasher.DEFAULT_MAX_PROMPT_BLOCKS;
@@ -41,16 +42,16 @@ final class RouterSettings {
   Duration atLimitRetryAfter = AffinityRouter.Builder.DEFAULT_AT_LIMIT_RETRY_AFTER;
   Duration unavailableRetryAfter = AffinityRouter.Builder.DEFAULT_UNAVAILABLE_RETRY_AFTER;
   long rememberedSessions = AffinityRouter.Builder.DEFAULT_REMEMBERED_SESSIONS;
-  LoadExchange loadExchange;
+  @Nullable LoadExchange loadExchange;
   boolean storeLoadExchange = true;
-  String routerId;
-  FleetLimits fleetLimits;
+  @Nullable String routerId;
+  @Nullable FleetLimits fleetLimits;
   Duration fleetLeaseTime = AffinityRouter.Builder.DEFAULT_FLEET_LEASE_TIME;
   Duration loadExchangeInterval = AffinityRouter.Builder.DEFAULT_LOAD_EXCHANGE_INTERVAL;
   int maxHeldRequests; // 0: holding off, the default
   long maxHeldBytes = AffinityRouter.Builder.DEFAULT_MAX_HELD_BYTES;
   Duration maxHold = AffinityRouter.Builder.DEFAULT_MAX_HOLD;
-  ScheduledExecutorService holdScheduler;
+  @Nullable ScheduledExecutorService holdScheduler;
   Duration replicaIdleTimeout = AffinityRouter.Builder.DEFAULT_REPLICA_IDLE_TIMEOUT;
   Executor executor = ForkJoinPool.commonPool();
   final List<ReplicaScorer> scorers = new ArrayList<>();

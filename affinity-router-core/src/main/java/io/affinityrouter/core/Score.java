@@ -7,6 +7,7 @@ import io.affinityrouter.spi.ReplicaScorer;
 import io.affinityrouter.spi.SessionContext;
 import java.time.InstantSource;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The second stage of {@code select}: the cost terms of every replica that could take the request,
@@ -32,13 +33,13 @@ final class Score {
   private final AffinityBudget budget;
   private final double recomputeWeight;
   private final ReplicaScorer[] scorers;
-  private final LoadSharing loadSharing;
+  private final @Nullable LoadSharing loadSharing; // null: no exchange
   private final Listeners listeners;
   private final InstantSource clock;
 
   Score(PrefixIndex index, LoadTracker tracker, CostModel costModel, TopKPicker picker,
       AffinityBudget budget, double recomputeWeight, List<ReplicaScorer> scorers,
-      LoadSharing loadSharing, Listeners listeners, InstantSource clock) {
+      @Nullable LoadSharing loadSharing, Listeners listeners, InstantSource clock) {
     this.index = index;
     this.tracker = tracker;
     this.costModel = costModel;

@@ -7,6 +7,8 @@ import io.affinityrouter.spi.BindingKey;
 import io.affinityrouter.spi.SessionContext;
 import java.util.Arrays;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
+import java.util.Objects;
 
 /**
  * The working state of one {@code select}: per-replica status and cost terms, the prompt's block
@@ -15,6 +17,7 @@ import java.util.List;
  * answered yet) continues on a {@link #detached()} copy. Not thread-safe; owned by one decision at a
  * time.
  */
+@SuppressWarnings("NullAway.Init") // reset() sets every field before a decision reads one
 final class Selection {
   // Replica status codes.
   static final byte OK = 0;
@@ -29,7 +32,7 @@ final class Selection {
   List<Replica> replicas;
   int size;
   long startNanos;
-  String model;
+  @Nullable String model;
   int promptTokens;
   int expectedOutput;
   long requestTokens;
@@ -46,7 +49,7 @@ final class Selection {
   double[] slowdown;
   double[] cost;
 
-  BindingKey key;
+  @Nullable BindingKey key;
   int candidate = -1;
   /** The replica credited with a session context beyond what the index knows, or -1. */
   int credited = -1;
@@ -54,8 +57,14 @@ final class Selection {
   boolean detached;
   private final Outcome.Decided decided = new Outcome.Decided();
 
+  /** The session's key, for the stages that run only for a request with a session. */
+  BindingKey sessionKey() {
+    return Objects.requireNonNull(key, "a request without a session");
+  }
+
   /** Starts a new decision on this thread's selection, pointing at its scratch arrays. */
-  Selection reset(RoutingRequest request, List<Replica> replicas, long startNanos, String model,
+  Selection reset(RoutingRequest request, List<Replica> replicas, long startNanos,
+      @Nullable String model,
       int expectedOutput, int tokensPerBlock, Scratch s) {
     this.request = request;
     this.replicas = replicas;

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link LoadExchange} in one Redis hash: each router's publication is a field (its id) whose
@@ -147,7 +148,7 @@ public final class RedisLoadExchange implements LoadExchange {
   }
 
   /** One publication, or null if {@code value} is not one. */
-  static Publication decode(String routerId, String value) {
+  static @Nullable Publication decode(String routerId, String value) {
     if (!value.startsWith("ar1|")) {
       return null;
     }

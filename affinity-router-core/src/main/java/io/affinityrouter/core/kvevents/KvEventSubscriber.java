@@ -66,17 +66,19 @@ public final class KvEventSubscriber implements AutoCloseable {
   private boolean closed; // guarded by this
 
   private KvEventSubscriber(Builder b) {
+    String replicaId = Objects.requireNonNull(b.replicaId, "replicaId"); // checked by build()
+    String endpoint = Objects.requireNonNull(b.endpoint, "endpoint");
     int instance = INSTANCES.incrementAndGet();
     for (int rank = 0; rank < b.dataParallelSize; rank++) {
       KvEventDecoder decoder =
-          KvEventDecoder.create(b.sink, b.replicaId, b.model, counters);
-      Subscription s = new Subscription(context, Endpoints.forRank(b.endpoint, rank),
+          KvEventDecoder.create(b.sink, replicaId, b.model, counters);
+      Subscription s = new Subscription(context, Endpoints.forRank(endpoint, rank),
           b.replayEndpoint == null ? null : Endpoints.forRank(b.replayEndpoint, rank), b.topic,
           b.replayTimeout.toNanos(), b.reconnectBackoff.toMillis(),
           b.maxReconnectBackoff.toMillis(), decoder, counters,
           "inproc://kv-events-monitor-" + instance + "-" + rank);
       subscriptions.add(s);
-      Thread t = new Thread(s, "kv-events-" + b.replicaId + "-dp" + rank);
+      Thread t = new Thread(s, "kv-events-" + replicaId + "-dp" + rank);
       t.setDaemon(true);
       threads.add(t);
     }

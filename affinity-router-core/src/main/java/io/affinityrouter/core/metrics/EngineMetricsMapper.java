@@ -14,6 +14,7 @@ import java.util.OptionalDouble;
 import java.util.OptionalInt;
 import java.util.Set;
 import java.util.TreeMap;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Maps parsed samples to {@link EngineMetrics}: groups the engine families of
@@ -124,7 +125,7 @@ final class EngineMetricsMapper {
   }
 
   /** A request count split by a label; values other than the two known ones are not read. */
-  private void addSplit(ModelAccumulator model, String label, double value, String first,
+  private void addSplit(ModelAccumulator model, @Nullable String label, double value, String first,
       Field firstField, String second, Field secondField) {
     if (first.equals(label)) {
       model.add(firstField, count(value, 0));
@@ -134,7 +135,7 @@ final class EngineMetricsMapper {
   }
 
   /** vLLM's {@code PromptTokenStats.ALL_SOURCES} ({@code vllm/v1/metrics/stats.py}). */
-  private void addPromptSource(ModelAccumulator model, String source, double value) {
+  private void addPromptSource(ModelAccumulator model, @Nullable String source, double value) {
     if ("local_compute".equals(source)) {
       model.add(Field.PROMPT_COMPUTED, nonNegative(value));
     } else if ("local_cache_hit".equals(source)) {
@@ -144,7 +145,7 @@ final class EngineMetricsMapper {
     }
   }
 
-  private void addRealtimeMode(ModelAccumulator model, String mode, double value) {
+  private void addRealtimeMode(ModelAccumulator model, @Nullable String mode, double value) {
     if ("prefill_compute".equals(mode)) {
       model.add(Field.PROMPT_COMPUTED, nonNegative(value));
     } else if ("prefill_cache".equals(mode)) {
@@ -212,7 +213,7 @@ final class EngineMetricsMapper {
     }
   }
 
-  private static Set<String> adapters(String list) {
+  private static Set<String> adapters(@Nullable String list) {
     Set<String> names = new LinkedHashSet<>();
     if (list != null) {
       for (String name : list.split(",")) {

@@ -3,6 +3,7 @@ package io.affinityrouter.core.tokenizer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A HuggingFace chat template, parsed once and rendered per request as {@code transformers}
@@ -54,8 +55,8 @@ final class ChatTemplate {
   record If(List<Expr> conditions, List<List<Node>> branches, List<Node> otherwise)
       implements Node {}
 
-  record For(List<String> targets, Expr iterable, Expr filter, List<Node> body, List<Node> otherwise)
-      implements Node {}
+  record For(List<String> targets, Expr iterable, @Nullable Expr filter, List<Node> body,
+      List<Node> otherwise) implements Node {}
 
   record SetVar(Expr target, Expr value) implements Node {}
 
@@ -67,7 +68,7 @@ final class ChatTemplate {
       permits Literal, Name, GetAttr, GetItem, Slice, Call, Filter, Test, Unary, Binary, Cond,
           ListExpr, DictExpr {}
 
-  record Literal(Object value) implements Expr {}
+  record Literal(@Nullable Object value) implements Expr {}
 
   record Name(String name) implements Expr {}
 
@@ -75,7 +76,8 @@ final class ChatTemplate {
 
   record GetItem(Expr target, Expr key) implements Expr {}
 
-  record Slice(Expr target, Expr start, Expr stop, Expr step) implements Expr {}
+  record Slice(Expr target, @Nullable Expr start, @Nullable Expr stop, @Nullable Expr step)
+      implements Expr {}
 
   record Call(Expr callee, List<Expr> args, List<String> kwNames, List<Expr> kwValues)
       implements Expr {}
@@ -89,7 +91,7 @@ final class ChatTemplate {
 
   record Binary(String op, Expr left, Expr right) implements Expr {}
 
-  record Cond(Expr condition, Expr then, Expr otherwise) implements Expr {}
+  record Cond(Expr condition, Expr then, @Nullable Expr otherwise) implements Expr {}
 
   record ListExpr(List<Expr> items, boolean tuple) implements Expr {}
 

@@ -17,13 +17,14 @@ import java.util.Collections;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /** Jinja2's filters and tests that chat templates use, {@code tojson} as transformers defines it. */
 final class Filters {
   private Filters() {}
 
-  static Object apply(String name, Object v, List<Object> args, List<String> kwNames,
-      List<Object> kwValues) {
+  static @Nullable Object apply(String name, @Nullable Object v, List<Object> args,
+      List<String> kwNames, List<Object> kwValues) {
     switch (name) {
       case "tojson" -> {
         Object indent = arg(args, kwNames, kwValues, 1, "indent", null);
@@ -99,6 +100,9 @@ final class Filters {
         return b.toString();
       }
       case "items" -> {
+        if (v == null) { // Jinja2 raises a TypeError too
+          throw new TemplateException("'NoneType' object has no attribute 'items'");
+        }
         return Methods.call(v, "items", List.of(), Map.of());
       }
       case "int" -> {
@@ -151,7 +155,7 @@ final class Filters {
     }
   }
 
-  static boolean test(String name, Object v, List<Object> args) {
+  static boolean test(String name, @Nullable Object v, List<Object> args) {
     return switch (name) {
       case "defined" -> !(v instanceof Undefined);
       case "undefined" -> v instanceof Undefined;
@@ -185,8 +189,8 @@ final class Filters {
     return v instanceof Boolean;
   }
 
-  private static Object arg(List<Object> args, List<String> kwNames, List<Object> kwValues,
-      int position, String keyword, Object fallback) {
+  private static @Nullable Object arg(List<Object> args, List<String> kwNames,
+      List<Object> kwValues, int position, String keyword, @Nullable Object fallback) {
     int k = kwNames.indexOf(keyword);
     if (k >= 0) {
       return kwValues.get(k);
@@ -194,7 +198,7 @@ final class Filters {
     return position < args.size() ? args.get(position) : fallback;
   }
 
-  static int length(Object v) {
+  static int length(@Nullable Object v) {
     if (v instanceof String s) {
       return s.codePointCount(0, s.length());
     }
@@ -210,7 +214,7 @@ final class Filters {
     throw new TemplateException("object of type '" + Interpreter.typeName(v) + "' has no len()");
   }
 
-  private static Object toInt(Object v, Object fallback) {
+  private static @Nullable Object toInt(@Nullable Object v, @Nullable Object fallback) {
     if (isInteger(v)) {
       return asLong(v);
     }
@@ -228,7 +232,7 @@ final class Filters {
     }
   }
 
-  private static Object toFloat(Object v, Object fallback) {
+  private static @Nullable Object toFloat(@Nullable Object v, @Nullable Object fallback) {
     if (isNumber(v)) {
       return Interpreter.asDouble(v);
     }

@@ -98,7 +98,8 @@ public final class InProcessTokenizer implements Tokenizer {
       throw new TokenizerException("model: " + request.model() + " (expected: one of "
           + new TreeSet<>(models.keySet()) + ")");
     }
-    String text = request.isChat() ? model.render(request) : request.prompt();
+    String text = request.isChat() ? model.render(request)
+        : Objects.requireNonNull(request.prompt(), "prompt"); // a request is a chat or a prompt
     return encode(model, text, request.addSpecialTokens());
   }
 
@@ -126,20 +127,24 @@ public final class InProcessTokenizer implements Tokenizer {
 
   // For InProcessTokenizerBenchmark, which times the two halves of ids() apart.
   String renderForBenchmark(TokenizeRequest request) {
-    return models.get(request.model()).render(request);
+    return known(request.model()).render(request);
   }
 
-  ChatTemplate templateForBenchmark(String model) {
-    return models.get(model).template;
+  @Nullable ChatTemplate templateForBenchmark(String model) {
+    return known(model).template;
   }
 
   int[] encodeForBenchmark(String model, String text) {
     lifecycle.readLock().lock();
     try {
-      return encode(models.get(model), text, false);
+      return encode(known(model), text, false);
     } finally {
       lifecycle.readLock().unlock();
     }
+  }
+
+  private Model known(String model) {
+    return Objects.requireNonNull(models.get(model), "model"); // the benchmark names its model
   }
 
   /** The models this tokenizer knows, by name. */
@@ -187,7 +192,8 @@ public final class InProcessTokenizer implements Tokenizer {
       if (template == null) {
         throw new TokenizerException("model " + name + ": no chat template");
       }
-      List<ChatMessage> messages = request.messages();
+      // only a chat renders, and a chat has messages
+      List<ChatMessage> messages = Objects.requireNonNull(request.messages(), "messages");
       List<Object> chat = new ArrayList<>(messages.size());
       for (int i = 0; i < messages.size(); i++) {
         ChatMessage m = messages.get(i);
@@ -378,7 +384,8 @@ public final class InProcessTokenizer implements Tokenizer {
               "model " + name + ": " + file + " is not a JSON object");
         }
         @SuppressWarnings("unchecked")
-        Map<String, Object> config = (Map<String, Object>) JsonValues.read(p);
+        Map<String, Object> config =
+            (Map<String, Object>) Objects.requireNonNull(JsonValues.read(p), "config"); // an object
         return config;
       } catch (IOException e) {
         throw new IllegalArgumentException(

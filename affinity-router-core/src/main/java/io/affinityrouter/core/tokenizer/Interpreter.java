@@ -35,6 +35,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Evaluates a parsed template over JSON-like Java values ({@code String}, {@code Long},
@@ -79,14 +80,14 @@ final class Interpreter {
   record Function(String name) {}
 
   private static final class Scope {
-    final Scope parent;
+    final @Nullable Scope parent;
     final Map<String, Object> vars = new HashMap<>();
 
-    Scope(Scope parent) {
+    Scope(@Nullable Scope parent) {
       this.parent = parent;
     }
 
-    Object lookup(String name) {
+    @Nullable Object lookup(String name) {
       for (Scope s = this; s != null; s = s.parent) {
         Object v = s.vars.get(name);
         if (v != null || s.vars.containsKey(name)) {
@@ -230,7 +231,7 @@ final class Interpreter {
     return loop;
   }
 
-  private static void bindTargets(List<String> targets, Object item, Scope scope) {
+  private static void bindTargets(List<String> targets, @Nullable Object item, Scope scope) {
     if (targets.size() == 1) {
       scope.vars.put(targets.get(0), item);
       return;
@@ -247,7 +248,7 @@ final class Interpreter {
 
   // ---- expressions -------------------------------------------------------------------------
 
-  private static Object eval(Expr expr, Scope scope) {
+  private static @Nullable Object eval(Expr expr, Scope scope) {
     if (expr instanceof Literal l) {
       return l.value();
     }
@@ -300,7 +301,7 @@ final class Interpreter {
     return m;
   }
 
-  private static Object optional(Expr e, Scope scope) {
+  private static @Nullable Object optional(@Nullable Expr e, Scope scope) {
     return e == null ? null : eval(e, scope);
   }
 
@@ -312,7 +313,7 @@ final class Interpreter {
     return values;
   }
 
-  private static Object unary(String op, Object v) {
+  private static Object unary(String op, @Nullable Object v) {
     if (op.equals("not")) {
       return !truthy(v);
     }
@@ -321,12 +322,12 @@ final class Interpreter {
       throw new TemplateException("bad operand type for unary " + op + ": " + typeName(v));
     }
     if (op.equals("+")) {
-      return v instanceof Boolean b ? (b ? 1L : 0L) : v;
+      return v instanceof Boolean b ? (b ? 1L : 0L) : Objects.requireNonNull(v, "v"); // a number
     }
     return v instanceof Double d ? -d : -asLong(v);
   }
 
-  private static Object binary(Binary b, Scope scope) {
+  private static @Nullable Object binary(Binary b, Scope scope) {
     String op = b.op();
     Object left = eval(b.left(), scope);
     if (op.equals("and")) {
@@ -350,7 +351,7 @@ final class Interpreter {
     };
   }
 
-  private static Object arithmetic(String op, Object l, Object r) {
+  private static Object arithmetic(String op, @Nullable Object l, @Nullable Object r) {
     requireDefined(l);
     requireDefined(r);
     if (op.equals("+")) {
@@ -418,7 +419,7 @@ final class Interpreter {
       "islower", "splitlines");
   private static final Set<String> DICT_METHODS = Set.of("items", "keys", "values", "get");
 
-  static Object getAttr(Object obj, String name) {
+  static @Nullable Object getAttr(@Nullable Object obj, String name) {
     requireDefined(obj);
     if (obj instanceof Namespace ns) {
       return ns.containsKey(name) ? ns.get(name) : new Undefined(name);
@@ -438,7 +439,7 @@ final class Interpreter {
     return new Undefined(name);
   }
 
-  static Object getItem(Object obj, Object key) {
+  static @Nullable Object getItem(@Nullable Object obj, @Nullable Object key) {
     requireDefined(obj);
     if (obj instanceof Map<?, ?> m) {
       if (m.containsKey(key)) {
@@ -462,7 +463,8 @@ final class Interpreter {
     return key instanceof String s ? getAttr(obj, s) : new Undefined(String.valueOf(key));
   }
 
-  private static Object slice(Object obj, Object start, Object stop, Object step) {
+  private static Object slice(@Nullable Object obj, @Nullable Object start,
+      @Nullable Object stop, @Nullable Object step) {
     requireDefined(obj);
     int n;
     if (obj instanceof List<?> l) {
@@ -506,8 +508,8 @@ final class Interpreter {
 
   // ---- calls -------------------------------------------------------------------------------
 
-  private static Object call(Object callee, List<Object> args, List<String> kwNames,
-      List<Object> kwValues) {
+  private static @Nullable Object call(@Nullable Object callee, List<Object> args,
+      List<String> kwNames, List<Object> kwValues) {
     if (callee instanceof Bound b) {
       return Methods.call(b.self(), b.name(), args, kwArgs(kwNames, kwValues));
     }
@@ -602,13 +604,13 @@ final class Interpreter {
 
   // ---- Python value semantics --------------------------------------------------------------
 
-  static void requireDefined(Object v) {
+  static void requireDefined(@Nullable Object v) {
     if (v instanceof Undefined u) {
       throw new TemplateException("'" + u.name() + "' is undefined");
     }
   }
 
-  static boolean truthy(Object v) {
+  static boolean truthy(@Nullable Object v) {
     if (v == null || v instanceof Undefined) {
       return false;
     }
@@ -633,16 +635,16 @@ final class Interpreter {
     return true;
   }
 
-  static boolean isNumber(Object v) {
+  static boolean isNumber(@Nullable Object v) {
     return v instanceof Long || v instanceof Double || v instanceof Boolean
         || v instanceof Integer;
   }
 
-  static boolean isInteger(Object v) {
+  static boolean isInteger(@Nullable Object v) {
     return v instanceof Long || v instanceof Boolean || v instanceof Integer;
   }
 
-  static long asLong(Object v) {
+  static long asLong(@Nullable Object v) {
     if (v instanceof Long l) {
       return l;
     }
@@ -655,11 +657,11 @@ final class Interpreter {
     throw new TemplateException("an integer is required, got " + typeName(v));
   }
 
-  static double asDouble(Object v) {
+  static double asDouble(@Nullable Object v) {
     return v instanceof Double d ? d : asLong(v);
   }
 
-  static boolean pyEquals(Object a, Object b) {
+  static boolean pyEquals(@Nullable Object a, @Nullable Object b) {
     if (a instanceof Undefined || b instanceof Undefined) {
       return a instanceof Undefined && b instanceof Undefined;
     }
@@ -680,7 +682,7 @@ final class Interpreter {
     return Objects.equals(a, b);
   }
 
-  static int compare(Object a, Object b) {
+  static int compare(@Nullable Object a, @Nullable Object b) {
     requireDefined(a);
     requireDefined(b);
     if (isNumber(a) && isNumber(b)) {
@@ -701,7 +703,7 @@ final class Interpreter {
         "'<' not supported between " + typeName(a) + " and " + typeName(b));
   }
 
-  static boolean contains(Object container, Object item) {
+  static boolean contains(@Nullable Object container, @Nullable Object item) {
     if (container instanceof Undefined) {
       return false;
     }
@@ -728,7 +730,7 @@ final class Interpreter {
   }
 
   /** What a {@code for} loop walks: a list's items, a map's keys, a string's characters. */
-  static List<Object> iterate(Object v) {
+  static List<Object> iterate(@Nullable Object v) {
     if (v instanceof Undefined) {
       return List.of();
     }
@@ -746,7 +748,7 @@ final class Interpreter {
     throw new TemplateException("'" + typeName(v) + "' object is not iterable");
   }
 
-  static String typeName(Object v) {
+  static String typeName(@Nullable Object v) {
     if (v == null) {
       return "NoneType";
     }
@@ -778,7 +780,7 @@ final class Interpreter {
   }
 
   /** Python's {@code str()}, as Jinja2 prints a value. */
-  static String str(Object v) {
+  static String str(@Nullable Object v) {
     if (v instanceof String s) {
       return s;
     }
@@ -788,7 +790,7 @@ final class Interpreter {
     return repr(v);
   }
 
-  static String repr(Object v) {
+  static String repr(@Nullable Object v) {
     if (v == null) {
       return "None";
     }

@@ -5,13 +5,14 @@ import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /** Python's {@code json.dumps}, byte for byte, for what a template passes to {@code tojson}. */
 final class Json {
   private Json() {}
 
-  static String dumps(Object v, int indent, boolean sortKeys, boolean ensureAscii,
-      Object separators) {
+  static String dumps(@Nullable Object v, int indent, boolean sortKeys, boolean ensureAscii,
+      @Nullable Object separators) {
     String item = indent >= 0 ? "," : ", ";
     String key = ": ";
     if (separators instanceof List<?> seps && seps.size() == 2) {
@@ -23,8 +24,8 @@ final class Json {
     return b.toString();
   }
 
-  private static void write(StringBuilder b, Object v, int indent, int depth, boolean sortKeys,
-      boolean ascii, String item, String key) {
+  private static void write(StringBuilder b, @Nullable Object v, int indent, int depth,
+      boolean sortKeys, boolean ascii, String item, String key) {
     if (v == null) {
       b.append("null");
     } else if (v instanceof Boolean bool) {

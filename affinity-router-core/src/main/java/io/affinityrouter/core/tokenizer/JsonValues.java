@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /** Reads a JSON value into the Java values a template evaluates, keys in document order. */
 final class JsonValues {
@@ -15,11 +16,11 @@ final class JsonValues {
   private JsonValues() {}
 
   /** Reads the value at the parser's current token. */
-  static Object read(JsonParser p) throws IOException {
+  static @Nullable Object read(JsonParser p) throws IOException {
     return read(p, 0);
   }
 
-  private static Object read(JsonParser p, int depth) throws IOException {
+  private static @Nullable Object read(JsonParser p, int depth) throws IOException {
     if (depth > MAX_DEPTH) {
       throw new IOException("nested deeper than " + MAX_DEPTH);
     }

@@ -9,12 +9,14 @@ import io.affinityrouter.core.tokenizer.ChatTemplate.TemplateException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /** The methods of Python's {@code str}, {@code dict} and {@code list} a sandboxed template may call. */
 final class Methods {
   private Methods() {}
 
-  static Object call(Object self, String name, List<Object> args, Map<String, Object> kw) {
+  static @Nullable Object call(Object self, String name, List<Object> args,
+      Map<String, Object> kw) {
     if (self instanceof String s) {
       return onString(s, name, args, kw);
     }
@@ -54,7 +56,7 @@ final class Methods {
     return (long) count;
   }
 
-  private static Object onString(String s, String name, List<Object> args,
+  private static @Nullable Object onString(String s, String name, List<Object> args,
       Map<String, Object> kw) {
     switch (name) {
       case "startswith", "endswith" -> {
@@ -164,8 +166,8 @@ final class Methods {
     return !(name.equals("isupper") || name.equals("islower")) || cased;
   }
 
-  private static Object arg(List<Object> args, Map<String, Object> kw, int position,
-      String keyword, Object fallback) {
+  private static @Nullable Object arg(List<Object> args, Map<String, Object> kw, int position,
+      String keyword, @Nullable Object fallback) {
     if (kw.containsKey(keyword)) {
       return kw.get(keyword);
     }

@@ -2,6 +2,7 @@ package io.affinityrouter.core.tokenizer;
 
 import java.util.ArrayList;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /** Python's {@code str} methods, as chat templates call them, with Python's whitespace. */
 final class PyStrings {
@@ -13,7 +14,7 @@ final class PyStrings {
         || c == '\u0085' || (c > 0x7f && Character.isSpaceChar(c));
   }
 
-  static String strip(String s, String chars, boolean left, boolean right) {
+  static String strip(String s, @Nullable String chars, boolean left, boolean right) {
     int start = 0;
     int end = s.length();
     if (left) {
@@ -29,12 +30,12 @@ final class PyStrings {
     return s.substring(start, end);
   }
 
-  private static boolean stripped(char c, String chars) {
+  private static boolean stripped(char c, @Nullable String chars) {
     return chars == null ? isSpace(c) : chars.indexOf(c) >= 0;
   }
 
   /** {@code str.split(sep, maxsplit)}; a null separator splits on runs of whitespace. */
-  static List<Object> split(String s, String sep, long maxSplit) {
+  static List<Object> split(String s, @Nullable String sep, long maxSplit) {
     List<Object> parts = new ArrayList<>();
     if (sep == null) {
       int i = 0;
@@ -75,7 +76,7 @@ final class PyStrings {
   }
 
   /** {@code str.rsplit(sep, maxsplit)} for a given separator. */
-  static List<Object> rsplit(String s, String sep, long maxSplit) {
+  static List<Object> rsplit(String s, @Nullable String sep, long maxSplit) {
     if (sep == null || maxSplit < 0) {
       return split(s, sep, maxSplit);
     }

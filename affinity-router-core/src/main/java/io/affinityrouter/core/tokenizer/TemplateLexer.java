@@ -3,6 +3,7 @@ package io.affinityrouter.core.tokenizer;
 import io.affinityrouter.core.tokenizer.ChatTemplate.TemplateException;
 import java.util.ArrayList;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Splits a chat template into text and tags, applying Jinja2's whitespace control as
@@ -12,7 +13,7 @@ import java.util.List;
 final class TemplateLexer {
   enum Kind { NAME, STRING, INT, FLOAT, OP }
 
-  record Tok(Kind kind, String text, Object value) {
+  record Tok(Kind kind, String text, @Nullable Object value) {
     boolean is(String s) {
       return (kind == Kind.OP || kind == Kind.NAME) && text.equals(s);
     }

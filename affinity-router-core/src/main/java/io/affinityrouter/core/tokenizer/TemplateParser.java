@@ -31,6 +31,7 @@ import io.affinityrouter.core.tokenizer.TemplateLexer.Tok;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /** Builds the syntax tree from the lexer's pieces, with Jinja2's operator precedence. */
 final class TemplateParser {
@@ -538,7 +539,7 @@ final class TemplateParser {
 
   // ---- token helpers -----------------------------------------------------------------------
 
-  private Tok peek() {
+  private @Nullable Tok peek() {
     return t < toks.size() ? toks.get(t) : null;
   }
 
