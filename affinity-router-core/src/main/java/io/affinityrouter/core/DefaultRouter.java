@@ -106,7 +106,7 @@ final class DefaultRouter implements Router {
         b.fleetLeaseTime, b.storeTimeout, limits, b.atLimitRetryAfter, listeners);
     StoreClient storeClient = new StoreClient(store, b.bindingTtl, b.storeTimeout,
         new StoreGuard(clock, b.storeBackoff.toMillis(), b.storeMaxBackoff.toMillis()),
-        listeners);
+        listeners, costModel);
     RepinPolicy policy = new RepinPolicy(costModel, budget, limits, b.recomputeWeight,
         RepinPolicy.SAVINGS_MULTIPLE, RepinPolicy.SLACK_SECONDS);
     this.pinning = new Pinning(storeClient, writer, score, policy, limits, hasher,

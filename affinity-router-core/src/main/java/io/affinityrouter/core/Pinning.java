@@ -117,8 +117,11 @@ final class Pinning {
       store.probe(sel.sessionKey(), d.replica().id(), sel.turn(writer), late);
       return sel.decided(d);
     }
-    return continueWith(sel, store.getOrClaim(sel.sessionKey(), sel.states[sel.candidate].id(),
-        sel.turn(writer), late), afterClaim);
+    BindingKey key = sel.sessionKey();
+    long wait = lastKnown.getIfPresent(key) != null ? store.timeoutNanos()
+        : store.firstContactNanos(sel.promptTokens); // a guess would recompute its context
+    return continueWith(sel, store.getOrClaim(key, sel.states[sel.candidate].id(),
+        sel.turn(writer), late, wait), afterClaim);
   }
 
   /**
@@ -161,7 +164,7 @@ final class Pinning {
   private Outcome afterClaim(Selection sel, Binding b, @Nullable Throwable ex) {
     if (ex != null) {
       store.failed(ex);
-      return sel.decided(degraded(sel, ex instanceof TimeoutException));
+      return sel.decided(degraded(sel, timedOut(ex)));
     }
     store.succeeded();
     Degraded reconcile = degradedSessions.estimatedSize() == 0
@@ -172,6 +175,20 @@ final class Pinning {
       return repin(sel, b, RepinCause.RECONCILED, 0);
     }
     return afterBinding(sel, b, 0);
+  }
+
+  /** Whether a failed claim timed out (it may still land), wrapped or not. */
+  private static boolean timedOut(Throwable ex) {
+    for (Throwable t = ex; t != null; t = t.getCause()) {
+      if (t instanceof TimeoutException) {
+        return true;
+      }
+      if (!(t instanceof java.util.concurrent.CompletionException
+          || t instanceof java.util.concurrent.ExecutionException)) {
+        return false;
+      }
+    }
+    return false;
   }
 
   private Outcome afterBinding(Selection sel, Binding b, int attempt) {

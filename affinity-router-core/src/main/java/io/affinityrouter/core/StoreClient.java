@@ -14,22 +14,51 @@ import java.util.function.BiConsumer;
  * The router's calls to its {@link BindingStore}: each bounded by the store timeout, a thrown
  * exception turned into a failed future, behind the {@link StoreGuard} circuit breaker, failures
  * reported to the listeners. An answer that comes after its call timed out is not thrown away: it
- * goes to the late-answer handler, so the router learns what the store holds. Thread-safe.
+ * goes to the late-answer handler, so the router learns what the store holds.
+ *
+ * <p>A claim for a session this router has never heard of waits longer: if another router holds
+ * its binding, answering without it guesses a replica, and a wrong guess recomputes the session's
+ * whole context there and splits it across two replicas, while waiting costs only the store's
+ * answer time. So that wait is at least {@link #FIRST_CONTACT_FLOOR_MILLIS} and grows by the
+ * prompt's prefill time on a cold replica, up to {@link #FIRST_CONTACT_MAX_MILLIS}. Thread-safe.
  */
 final class StoreClient {
+  /** The least wait for a session this router has never heard of: {@value} ms. */
+  static final long FIRST_CONTACT_FLOOR_MILLIS = 250;
+  /**
+   * The longest wait for a session this router has never heard of: {@value} ms (a store's own
+   * command timeout must sit above it, or a slow answer fails where it would have come).
+   */
+  static final long FIRST_CONTACT_MAX_MILLIS = 2_000;
+
   private final BindingStore store;
   private final Duration bindingTtl;
   private final long timeoutNanos;
   private final StoreGuard guard;
   private final Listeners listeners;
+  private final CostModel costModel;
 
   StoreClient(BindingStore store, Duration bindingTtl, Duration timeout, StoreGuard guard,
-      Listeners listeners) {
+      Listeners listeners, CostModel costModel) {
     this.store = store;
     this.bindingTtl = bindingTtl;
     this.timeoutNanos = timeout.toNanos();
     this.guard = guard;
     this.listeners = listeners;
+    this.costModel = costModel;
+  }
+
+  /** The store timeout, in nanoseconds. */
+  long timeoutNanos() {
+    return timeoutNanos;
+  }
+
+  /** The wait for a claim of a session this router has never heard of, in nanoseconds. */
+  long firstContactNanos(int promptTokens) {
+    double wrongGuess = costModel.prefillSeconds(promptTokens, 0, 1.0);
+    long floor = Math.max(timeoutNanos, FIRST_CONTACT_FLOOR_MILLIS * 1_000_000L);
+    return Math.min(Math.max(timeoutNanos, FIRST_CONTACT_MAX_MILLIS * 1_000_000L),
+        floor + (long) Math.min(wrongGuess * 1e9, Long.MAX_VALUE / 2.0));
   }
 
   /** What this decision may do with the store now. */
@@ -40,8 +69,14 @@ final class StoreClient {
   /** The session's binding, claimed for {@code replicaId} if it had none; late answers to {@code late}. */
   CompletableFuture<Binding> getOrClaim(BindingKey key, String replicaId, SessionContext turn,
       BiConsumer<BindingKey, Binding> late) {
+    return getOrClaim(key, replicaId, turn, late, timeoutNanos);
+  }
+
+  /** As {@link #getOrClaim(BindingKey, String, SessionContext, BiConsumer)}, waiting {@code nanos}. */
+  CompletableFuture<Binding> getOrClaim(BindingKey key, String replicaId, SessionContext turn,
+      BiConsumer<BindingKey, Binding> late, long nanos) {
     try {
-      return Bounded.within(store.getOrClaim(key, replicaId, bindingTtl, turn), timeoutNanos, late,
+      return Bounded.within(store.getOrClaim(key, replicaId, bindingTtl, turn), nanos, late,
           key);
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);

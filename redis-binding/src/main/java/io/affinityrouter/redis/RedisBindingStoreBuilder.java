@@ -24,8 +24,12 @@ public final class RedisBindingStoreBuilder {
 
   /** Default key prefix. */
   public static final String DEFAULT_KEY_PREFIX = "ar:b:";
-  /** Default command timeout in milliseconds (clients the store creates). */
-  public static final long DEFAULT_COMMAND_TIMEOUT_MS = 100;
+  /**
+   * Default command timeout in milliseconds (clients the store creates): above the router's longest
+   * wait for an answer (2 s, for a session it has never heard of), so an answer the router still
+   * waits for is never failed by the client first; the router bounds each call itself.
+   */
+  public static final long DEFAULT_COMMAND_TIMEOUT_MS = 2_500;
   /** Default connect timeout in milliseconds (clients the store creates). */
   public static final long DEFAULT_CONNECT_TIMEOUT_MS = 1_000;
   /** Default upper bound of the reconnect back-off, in milliseconds. */

@@ -212,8 +212,8 @@ public final class Gateway implements AutoCloseable {
   private static BindingStore ownStore(GatewayConfig config) {
     String name = config.redisUri().isPresent() ? "redis" : "memory";
     Map<String, String> properties = config.redisUri().isPresent()
-        ? Map.of("uri", config.redisUri().get(),
-            "timeout-ms", Long.toString(config.storeTimeout().toMillis()))
+        // the store's own command timeout stays above every wait of the router's
+        ? Map.of("uri", config.redisUri().get())
         : Map.of();
     BindingStoreProvider best = null;
     ServiceConfigurationError failed = null;

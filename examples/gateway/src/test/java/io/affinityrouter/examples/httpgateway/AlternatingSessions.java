@@ -34,10 +34,18 @@ final class AlternatingSessions {
   private volatile long disruptionEnd = Long.MAX_VALUE;
   private final Map<String, List<Turn>> all = Collections.synchronizedMap(new LinkedHashMap<>());
 
+  private final int concurrency;
+
   AlternatingSessions(List<Gateway> gateways, int sessions, int turns) {
+    this(gateways, sessions, turns, sessions);
+  }
+
+  /** As the other constructor, with at most {@code concurrency} sessions running at once. */
+  AlternatingSessions(List<Gateway> gateways, int sessions, int turns, int concurrency) {
     this.gateways = gateways;
     this.sessions = sessions;
     this.turns = turns;
+    this.concurrency = concurrency;
   }
 
   /** When the disruption started and ended ({@code Long.MAX_VALUE} if it did not run). */
@@ -62,7 +70,7 @@ final class AlternatingSessions {
    * completed (null: none). Returns each session's turns, in order.
    */
   Map<String, List<Turn>> run(int afterTurns, Runnable disruption) throws Exception {
-    ExecutorService pool = Executors.newFixedThreadPool(sessions + 1);
+    ExecutorService pool = Executors.newFixedThreadPool(concurrency + 1);
     AtomicInteger completed = new AtomicInteger();
     CompletableFuture<Void> disrupted = new CompletableFuture<>();
     List<CompletableFuture<?>> futures = new ArrayList<>();
