@@ -277,6 +277,7 @@ final class Pinning {
    * follows; a degraded move it makes moot is not reconciled.
    */
   private void heard(BindingKey key, Binding b) {
+    store.succeeded(); // a late answer: the store is up, only slow, so its breaker stays closed
     remember(key, b);
     Degraded d = degradedSessions.getIfPresent(key);
     if (d != null && (b.generation() > d.knownGeneration()

@@ -11,7 +11,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>Closed, every decision calls the store. The breaker opens when {@value #WINDOW_FAILURES} of
  * the last {@value #WINDOW} answers failed (errors or timeouts), never on one: a late answer now
- * and then, or a burst of timeouts when the gateway's threads were starved, leaves it closed. Open, it stays so for a back-off that starts at
+ * and then, or a burst of timeouts when the gateway's threads were starved, leaves it closed, and
+ * a late answer counts as a success (the store is up), closing it again if it had opened. Open, it stays so for a back-off that starts at
  * {@code initialBackoff} and doubles with each failed probe up to {@code maxBackoff}; decisions
  * skip the store and route degraded at once. When the back-off has passed, exactly one decision is
  * let through as a <em>probe</em>: the router makes its store call in the background, without

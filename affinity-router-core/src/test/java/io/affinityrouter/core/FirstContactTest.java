@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
  */
 class FirstContactTest {
   /** Another gateway's binding, answered only when the test says so. */
-  static final class LateStore implements BindingStore {
+  static class LateStore implements BindingStore {
     final InMemoryBindingStore delegate = InMemoryBindingStore.builder().build();
     volatile CompletableFuture<Void> gate = CompletableFuture.completedFuture(null);
 
@@ -78,6 +78,35 @@ class FirstContactTest {
       assertThat(d.reason()).isEqualTo(RoutingReason.SESSION_AFFINITY);
       assertThat(d.replica().id()).isEqualTo("r3");
       d.lease().close();
+    }
+  }
+
+  @Test
+  void lateAnswersKeepTheBreakerClosedSoTheStoreIsStillAsked() throws Exception {
+    java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
+    LateStore store = new LateStore() {
+      @Override
+      public CompletionStage<Binding> getOrClaim(BindingKey key, String candidate, Duration ttl) {
+        calls.incrementAndGet();
+        return super.getOrClaim(key, candidate, ttl);
+      }
+    };
+    List<Replica> replicas = Prompts.replicas(4);
+    try (Router router = AffinityRouter.builder().bindingStore(store)
+        .storeTimeout(Duration.ofMillis(20)).build()) {
+      int sessions = 3 * StoreGuard.WINDOW_FAILURES;
+      for (int s = 0; s < sessions; s++) { // known to this router: 20 ms waits
+        router.select(session("s" + s, tokens(s, 64)), replicas).lease().close();
+      }
+      for (int s = 0; s < sessions; s++) {
+        store.gate = new CompletableFuture<>();
+        RoutingDecision d = router.selectAsync(session("s" + s, tokens(s, 64)), replicas)
+            .toCompletableFuture().get(30, TimeUnit.SECONDS);
+        assertThat(d.reason()).isEqualTo(RoutingReason.DEGRADED_FALLBACK);
+        d.lease().close();
+        store.gate.complete(null); // the answer comes, late
+      }
+      assertThat(calls.get()).as("no decision skipped the store").isEqualTo(2 * sessions);
     }
   }
 
