@@ -161,7 +161,7 @@ public final class RoutingDecision {
     return Optional.ofNullable(repinCause);
   }
 
-  /** The replica the session was pinned to before a repin or adoption. */
+  /** The replica the session was pinned to before a repin; empty for every other decision. */
   public Optional<String> previousReplicaId() {
     return Optional.ofNullable(previousReplicaId);
   }

@@ -7,8 +7,7 @@ import org.jspecify.annotations.Nullable;
  * replica holding the prompt's cache wins outright. Thread-safe.
  */
 final class AffinityBudget {
-  // The 98th percentile: higher quantiles buy hits only by giving up p99 TTFT (the simulator's
-  // README measures it); 0.98 keeps the tail.
+  // The 98th percentile: a holder's prefill wins outright unless it is among the slowest 2% seen.
   static final double QUANTILE = 0.98;
   /** Decisions after which the histogram weighs old ones half: {@value}. */
   static final int HALF_LIFE = 4096;

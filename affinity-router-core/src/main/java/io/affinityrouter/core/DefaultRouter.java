@@ -28,8 +28,9 @@ import org.jspecify.annotations.Nullable;
  * decision); with fleet-wide limits, {@link FleetGate} last. See {@link AffinityRouter} for the
  * options.
  *
- * <p>Lock-free on the common path: per-replica counters are atomics, the prefix index locks one
- * segment per write, per-decision arrays are per-thread scratch.
+ * <p>Short locks on the common path, none shared by the whole router: per-replica counters are
+ * atomics, the prefix index write-locks one segment per recorded block, a replica's queue estimate
+ * takes its own stamped lock, per-decision arrays are per-thread scratch.
  */
 final class DefaultRouter implements Router {
   private final BindingStore store;

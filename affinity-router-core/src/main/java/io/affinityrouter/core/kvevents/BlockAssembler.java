@@ -128,11 +128,6 @@ final class BlockAssembler {
     }
   }
 
-  /** Pages waiting for the rest of their router block. */
-  int pendingPages() {
-    return pending.size();
-  }
-
   /** One page of an unfinished router block; {@code tokens} counts the block's tokens up to here. */
   private record Pending(@Nullable Pending previous, int[] page, int tokens,
       boolean groupHasParent, long groupParent) {}
