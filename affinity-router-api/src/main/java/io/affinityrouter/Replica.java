@@ -192,8 +192,12 @@ public final class Replica {
     /** Replaces the hosted models. */
     public Builder models(Map<String, ModelState> models) {
       Objects.requireNonNull(models, "models");
+      models.forEach((model, state) -> { // every entry checked before any replaces the old ones
+        Checks.notBlank(model, "model");
+        Objects.requireNonNull(state, "state");
+      });
       this.models.clear();
-      models.forEach(this::model);
+      this.models.putAll(models);
       return this;
     }
 

@@ -84,7 +84,7 @@ public final class AffinityRouter {
     /** Suggested longest hold before a request is refused as {@code ALL_AT_LIMIT}: 5 s. */
     public static final Duration DEFAULT_MAX_HOLD = Duration.ofSeconds(5);
 
-    private final RouterSettings settings = new RouterSettings();
+    final RouterSettings settings = new RouterSettings(); // package-private: tests read it
 
     private Builder() {}
 
@@ -105,8 +105,10 @@ public final class AffinityRouter {
      * @throws IllegalArgumentException at {@link #build()} if no available provider has the name
      */
     public Builder bindingStore(String providerName, Map<String, String> properties) {
-      settings.storeProvider = Checks.notBlank(providerName, "providerName");
-      settings.storeProperties = Map.copyOf(properties);
+      String name = Checks.notBlank(providerName, "providerName");
+      Map<String, String> copy = Map.copyOf(Objects.requireNonNull(properties, "properties"));
+      settings.storeProvider = name; // set only once every argument passed its check
+      settings.storeProperties = copy;
       settings.store = null;
       return this;
     }
@@ -125,12 +127,14 @@ public final class AffinityRouter {
 
     /** Sets the store circuit breaker's first and longest back-off (default 500 ms and 10 s). */
     public Builder storeBackoff(Duration initial, Duration max) {
-      settings.storeBackoff = Checks.positive(initial, "storeBackoff");
-      settings.storeMaxBackoff = Checks.positive(max, "storeMaxBackoff");
+      Checks.positive(initial, "storeBackoff");
+      Checks.positive(max, "storeMaxBackoff");
       if (max.compareTo(initial) < 0) {
         throw new IllegalArgumentException(
             "storeMaxBackoff: " + max + " (expected: >= storeBackoff " + initial + ")");
       }
+      settings.storeBackoff = initial;
+      settings.storeMaxBackoff = max;
       return this;
     }
 
@@ -218,8 +222,9 @@ public final class AffinityRouter {
 
     /** Sets the Retry-After hints (defaults 1 s at limit, 5 s unavailable). */
     public Builder retryAfter(Duration atLimit, Duration unavailable) {
-      settings.atLimitRetryAfter = Checks.positive(atLimit, "atLimitRetryAfter");
+      Checks.positive(atLimit, "atLimitRetryAfter");
       settings.unavailableRetryAfter = Checks.positive(unavailable, "unavailableRetryAfter");
+      settings.atLimitRetryAfter = atLimit;
       return this;
     }
 
@@ -242,9 +247,11 @@ public final class AffinityRouter {
      * @throws IllegalArgumentException if a bound is not positive
      */
     public Builder holdQueue(int maxRequests, long maxBytes, Duration maxWait) {
-      settings.maxHeldRequests = Checks.positive(maxRequests, "maxHeldRequests");
-      settings.maxHeldBytes = Checks.positive(maxBytes, "maxHeldBytes");
+      Checks.positive(maxRequests, "maxHeldRequests");
+      Checks.positive(maxBytes, "maxHeldBytes");
       settings.maxHold = Checks.positive(maxWait, "maxHold");
+      settings.maxHeldRequests = maxRequests;
+      settings.maxHeldBytes = maxBytes;
       return this;
     }
 
@@ -344,8 +351,9 @@ public final class AffinityRouter {
      * that answer.
      */
     public Builder fleetLimits(FleetLimits limits, Duration leaseTime) {
-      settings.fleetLimits = Objects.requireNonNull(limits, "limits");
+      Objects.requireNonNull(limits, "limits");
       settings.fleetLeaseTime = Checks.positive(leaseTime, "leaseTime");
+      settings.fleetLimits = limits;
       return this;
     }
 

@@ -128,4 +128,38 @@ class BadInputTest {
     assertThatThrownBy(() -> Replica.builder("a").maxInFlightRequests(0))
         .hasMessage("maxInFlightRequests: 0 (expected: > 0)");
   }
+
+  @Test
+  void aSetterWhoseSecondArgumentFailsLeavesTheBuilderAsItWas() {
+    AffinityRouter.Builder b = AffinityRouter.builder()
+        .storeBackoff(java.time.Duration.ofSeconds(1), java.time.Duration.ofSeconds(2))
+        .retryAfter(java.time.Duration.ofSeconds(3), java.time.Duration.ofSeconds(4))
+        .holdQueue(10, 1_000, java.time.Duration.ofSeconds(5))
+        .bindingStore("memory", java.util.Map.of());
+    assertThatThrownBy(() -> b.storeBackoff(java.time.Duration.ofMillis(10),
+        java.time.Duration.ofMillis(5)))
+        .hasMessage("storeMaxBackoff: PT0.005S (expected: >= storeBackoff PT0.01S)");
+    assertThatThrownBy(() -> b.retryAfter(java.time.Duration.ofMillis(10), java.time.Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> b.holdQueue(20, 2_000, java.time.Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class);
+    java.util.Map<String, String> withNull = new java.util.HashMap<>();
+    withNull.put("uri", null);
+    assertThatThrownBy(() -> b.bindingStore("redis", withNull))
+        .isInstanceOf(NullPointerException.class);
+    assertThat(b.settings.storeBackoff).isEqualTo(java.time.Duration.ofSeconds(1));
+    assertThat(b.settings.storeMaxBackoff).isEqualTo(java.time.Duration.ofSeconds(2));
+    assertThat(b.settings.atLimitRetryAfter).isEqualTo(java.time.Duration.ofSeconds(3));
+    assertThat(b.settings.maxHeldRequests).isEqualTo(10);
+    assertThat(b.settings.maxHeldBytes).isEqualTo(1_000);
+    assertThat(b.settings.storeProvider).isEqualTo("memory");
+
+    Replica.Builder r = Replica.builder("r").model("a", io.affinityrouter.ModelState.ACTIVE);
+    java.util.Map<String, io.affinityrouter.ModelState> bad = new java.util.LinkedHashMap<>();
+    bad.put("b", io.affinityrouter.ModelState.ACTIVE);
+    bad.put(" ", io.affinityrouter.ModelState.ACTIVE);
+    assertThatThrownBy(() -> r.models(bad)).isInstanceOf(IllegalArgumentException.class);
+    assertThat(r.build().models()).as("the old models, not half the new ones")
+        .containsOnlyKeys("a");
+  }
 }
