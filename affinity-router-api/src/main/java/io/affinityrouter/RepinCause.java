@@ -4,8 +4,13 @@ package io.affinityrouter;
 public enum RepinCause {
   /** The bound replica is no longer in the replica list passed to {@code select}. */
   REPLICA_GONE,
-  /** The bound replica is {@link ReplicaHealth#UNHEALTHY} or was refused by a filter. */
+  /** The bound replica is {@link ReplicaHealth#UNHEALTHY}. */
   REPLICA_UNHEALTHY,
+  /**
+   * A {@link io.affinityrouter.spi.ReplicaFilter} refused the bound replica for this request (or
+   * threw).
+   */
+  REPLICA_FILTERED,
   /** The bound replica does not serve the request's model awake any more. */
   MODEL_UNAVAILABLE,
   /**

@@ -112,7 +112,7 @@ final class Classify {
         accepted = false;
       }
       if (!accepted) {
-        return Selection.UNHEALTHY;
+        return Selection.FILTERED;
       }
     }
     if (!limits.fits(sel, i)) {

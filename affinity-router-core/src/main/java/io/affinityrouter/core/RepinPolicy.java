@@ -46,6 +46,8 @@ final class RepinPolicy {
     switch (sel.status[bound]) {
       case Selection.UNHEALTHY:
         return RepinCause.REPLICA_UNHEALTHY;
+      case Selection.FILTERED:
+        return RepinCause.REPLICA_FILTERED;
       case Selection.NO_MODEL:
       case Selection.ASLEEP:
       case Selection.LOADING:

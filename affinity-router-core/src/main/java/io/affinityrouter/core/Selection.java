@@ -27,6 +27,7 @@ final class Selection {
   static final byte NO_MODEL = 4;
   static final byte ASLEEP = 5;
   static final byte LOADING = 6;
+  static final byte FILTERED = 7;
 
   RoutingRequest request;
   List<Replica> replicas;

@@ -128,6 +128,32 @@ class RouterTest {
   }
 
   @Test
+  void aBoundReplicaAFilterRefusesIsRepinnedForThatCause() {
+    java.util.Set<String> refused = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    Router router = AffinityRouter.builder().clock(clock)
+        .addFilter(new io.affinityrouter.spi.ReplicaFilter() {
+          @Override
+          public String name() {
+            return "zone";
+          }
+
+          @Override
+          public boolean accepts(io.affinityrouter.RoutingRequest request, Replica replica) {
+            return !refused.contains(replica.id());
+          }
+        }).build();
+    List<Replica> fleet = replicas(3);
+    RoutingDecision first = router.select(session("f", tokens(4, 512)), fleet);
+    first.lease().close();
+    refused.add(first.replica().id());
+    RoutingDecision moved = router.select(session("f", tokens(4, 512)), fleet);
+    assertThat(moved.reason()).isEqualTo(RoutingReason.SESSION_REPINNED);
+    assertThat(moved.repinCause()).contains(RepinCause.REPLICA_FILTERED);
+    assertThat(moved.replica().id()).isNotEqualTo(first.replica().id());
+    moved.lease().close();
+  }
+
+  @Test
   void unhealthyBoundReplicaIsRepinnedAndTheListenerHearsIt() {
     List<String> repins = new ArrayList<>();
     Router router = AffinityRouter.builder().clock(clock).addListener(new RoutingListener() {
