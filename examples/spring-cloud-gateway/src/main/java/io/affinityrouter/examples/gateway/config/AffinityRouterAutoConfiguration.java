@@ -24,6 +24,7 @@ import org.springframework.util.ClassUtils;
 import org.springframework.cloud.client.discovery.DiscoveryClient;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 
 /**
  * Spring Boot auto-configuration of affinity-router for Spring Cloud Gateway: the {@link Router}
@@ -80,12 +81,19 @@ public class AffinityRouterAutoConfiguration {
     return router;
   }
 
-  /** The Micrometer meters of the router's decisions. */
-  @Bean
+  /**
+   * The Micrometer meters of the router's decisions: a nested configuration, as
+   * {@code @ConditionalOnClass}'s javadoc prescribes, so that nothing of Micrometer is loaded
+   * without it.
+   */
+  @Configuration(proxyBeanMethods = false)
   @ConditionalOnClass(MeterRegistry.class)
-  @ConditionalOnMissingBean
-  public MicrometerRoutingListener micrometerRoutingListener(MeterRegistry registry) {
-    return new MicrometerRoutingListener(registry);
+  static class MicrometerConfiguration {
+    @Bean
+    @ConditionalOnMissingBean
+    MicrometerRoutingListener micrometerRoutingListener(MeterRegistry registry) {
+      return new MicrometerRoutingListener(registry);
+    }
   }
 
   /** Reads sessions, tenants, models and prompts from requests. */
