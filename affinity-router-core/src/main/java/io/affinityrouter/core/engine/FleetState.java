@@ -76,33 +76,27 @@ final class FleetState {
 
   private void removed(List<String> ids) {
     for (String id : ids) {
-      for (Consumer<? super String> l : removalListeners) {
-        try {
-          l.accept(id);
-        } catch (RuntimeException e) { // the listener's own failure: discovery goes on
-          long now = System.nanoTime();
-          long last = lastRemovalLog.get();
-          if ((last == Long.MIN_VALUE || now - last >= 10_000_000_000L)
-              && lastRemovalLog.compareAndSet(last, now)) {
-            System.getLogger(FleetView.class.getName()).log(System.Logger.Level.WARNING,
-                "a removal listener failed (logged at most every 10 s)", e);
-          }
-        }
-      }
+      callEach(removalListeners, id, lastRemovalLog, "a removal listener");
     }
   }
 
   private void published(List<Replica> list) {
-    for (Consumer<? super List<Replica>> l : snapshotListeners) {
+    callEach(snapshotListeners, list, lastListenerLog, "a snapshot listener");
+  }
+
+  /** Calls each listener; one that throws is logged, at most every 10 s, and the rest still run. */
+  private static <T> void callEach(List<Consumer<? super T>> listeners, T value, AtomicLong lastLog,
+      String what) {
+    for (Consumer<? super T> l : listeners) {
       try {
-        l.accept(list);
-      } catch (RuntimeException e) { // the listener's own failure: scraping goes on
+        l.accept(value);
+      } catch (RuntimeException e) { // the listener's own failure: the view goes on
         long now = System.nanoTime();
-        long last = lastListenerLog.get();
+        long last = lastLog.get();
         if ((last == Long.MIN_VALUE || now - last >= 10_000_000_000L)
-            && lastListenerLog.compareAndSet(last, now)) {
+            && lastLog.compareAndSet(last, now)) {
           System.getLogger(FleetView.class.getName()).log(System.Logger.Level.WARNING,
-              "a snapshot listener failed (logged at most every 10 s)", e);
+              what + " failed (logged at most every 10 s)", e);
         }
       }
     }
