@@ -16,8 +16,9 @@ import org.jspecify.annotations.Nullable;
  * {@code 429}, {@link RoutingReason#MODEL_WAKING}, {@link RoutingReason#MODEL_LOADING} and
  * {@link RoutingReason#NO_REPLICA} to {@code 503}) and a {@link #retryAfter()} hint.
  *
- * <p>Built only through the static factories (as gRPC's {@code PickResult}). Immutable and
- * thread-safe; the lease it carries is thread-safe too.
+ * <p>Built only through the named factories ({@link #routed}, {@link #notRouted}, {@link
+ * #modelWaking}), as gRPC's {@code PickResult}. Immutable and thread-safe; the lease it carries is
+ * thread-safe too.
  */
 public final class RoutingDecision {
   private final RoutingReason reason;
@@ -52,34 +53,22 @@ public final class RoutingDecision {
   }
 
   /**
-   * A routed decision.
+   * Starts a routed decision: {@code RoutingDecision.routed(reason, replica, lease).scores(s)
+   * .prefixBlocks(matched, prompt).binding(generation, degraded).build()}. A repin adds {@link
+   * Builder#repinnedFrom}.
    *
    * @param reason a routed reason ({@link RoutingReason#isRouted()})
    * @param replica the chosen replica
    * @param lease the lease already counting the request on {@code replica}
-   * @param scores the chosen replica's score breakdown
-   * @param matchedBlocks prompt blocks found in the chosen replica's cached prefix
-   * @param promptBlocks blocks the prompt was hashed into
-   * @param generation the session binding's generation, {@code 0} without a binding
-   * @param degraded whether the binding store was bypassed
-   * @param repinCause why the session moved, for {@link RoutingReason#SESSION_REPINNED}; else null
-   * @param previousReplicaId the replica the session left, for repins; else null
-   * @throws IllegalArgumentException if the reason is not a routed one, or a repin lacks its cause
+   * @throws IllegalArgumentException if the reason is not a routed one
    */
-  public static RoutingDecision routed(RoutingReason reason, Replica replica, RequestLease lease,
-      ScoreBreakdown scores, int matchedBlocks, int promptBlocks, long generation,
-      boolean degraded, @Nullable RepinCause repinCause, @Nullable String previousReplicaId) {
+  public static Builder routed(RoutingReason reason, Replica replica, RequestLease lease) {
     Objects.requireNonNull(reason, "reason");
     if (!reason.isRouted()) {
       throw new IllegalArgumentException("reason: " + reason + " (expected: a routed reason)");
     }
-    if ((reason == RoutingReason.SESSION_REPINNED) != (repinCause != null)) {
-      throw new IllegalArgumentException(
-          "repinCause: " + repinCause + " (expected: set exactly for SESSION_REPINNED)");
-    }
-    return new RoutingDecision(reason, Objects.requireNonNull(replica, "replica"),
-        Objects.requireNonNull(lease, "lease"), Objects.requireNonNull(scores, "scores"), matchedBlocks,
-        promptBlocks, generation, degraded, repinCause, previousReplicaId, Duration.ZERO, null);
+    return new Builder(reason, Objects.requireNonNull(replica, "replica"),
+        Objects.requireNonNull(lease, "lease"));
   }
 
   /**
@@ -87,18 +76,135 @@ public final class RoutingDecision {
    *
    * @param reason a not-routed reason
    * @param retryAfter when the caller may try again (the gateway's {@code Retry-After})
-   * @param wokenReplicaId for {@link RoutingReason#MODEL_WAKING}, the replica asked to wake; else
-   *     null
-   * @throws IllegalArgumentException if the reason is a routed one
+   * @throws IllegalArgumentException if the reason is a routed one, or a negative retry hint
    */
-  public static RoutingDecision notRouted(RoutingReason reason, Duration retryAfter,
-      @Nullable String wokenReplicaId) {
+  public static RoutingDecision notRouted(RoutingReason reason, Duration retryAfter) {
     Objects.requireNonNull(reason, "reason");
     if (reason.isRouted()) {
       throw new IllegalArgumentException("reason: " + reason + " (expected: a not-routed reason)");
     }
+    return notRouted(reason, retryAfter, null);
+  }
+
+  /**
+   * {@link RoutingReason#MODEL_WAKING}: the model sleeps everywhere and {@code wokenReplicaId} was
+   * asked to wake it.
+   *
+   * @throws IllegalArgumentException if the id is empty, or a negative retry hint
+   */
+  public static RoutingDecision modelWaking(String wokenReplicaId, Duration retryAfter) {
+    if (Objects.requireNonNull(wokenReplicaId, "wokenReplicaId").isEmpty()) {
+      throw new IllegalArgumentException("wokenReplicaId: \"\" (expected: non-empty)");
+    }
+    return notRouted(RoutingReason.MODEL_WAKING, retryAfter, wokenReplicaId);
+  }
+
+  private static RoutingDecision notRouted(RoutingReason reason, Duration retryAfter,
+      @Nullable String wokenReplicaId) {
+    if (Objects.requireNonNull(retryAfter, "retryAfter").isNegative()) {
+      throw new IllegalArgumentException("retryAfter: " + retryAfter + " (expected: >= 0)");
+    }
     return new RoutingDecision(reason, null, null, ScoreBreakdown.NONE, 0, 0, 0, false, null, null,
-        Objects.requireNonNull(retryAfter, "retryAfter"), wokenReplicaId);
+        retryAfter, wokenReplicaId);
+  }
+
+  /**
+   * This routed decision with another lease, for a wrapper that adds to what closing it releases.
+   *
+   * @throws IllegalStateException if not {@link #isRouted()}
+   */
+  public RoutingDecision withLease(RequestLease lease) {
+    requireRouted();
+    return new RoutingDecision(reason, replica, Objects.requireNonNull(lease, "lease"), scores,
+        matchedBlocks, promptBlocks, generation, degraded, repinCause, previousReplicaId,
+        retryAfter, null);
+  }
+
+  /**
+   * The rest of a routed decision; every part but the reason, replica and lease is optional.
+   * Not thread-safe; build once.
+   */
+  public static final class Builder {
+    private final RoutingReason reason;
+    private final Replica replica;
+    private final RequestLease lease;
+    private ScoreBreakdown scores = ScoreBreakdown.NONE;
+    private int matchedBlocks;
+    private int promptBlocks;
+    private long generation;
+    private boolean degraded;
+    private @Nullable RepinCause repinCause;
+    private @Nullable String previousReplicaId;
+
+    private Builder(RoutingReason reason, Replica replica, RequestLease lease) {
+      this.reason = reason;
+      this.replica = replica;
+      this.lease = lease;
+    }
+
+    /** The chosen replica's score breakdown; {@link ScoreBreakdown#NONE} if not set. */
+    public Builder scores(ScoreBreakdown scores) {
+      this.scores = Objects.requireNonNull(scores, "scores");
+      return this;
+    }
+
+    /**
+     * How much of the prompt the chosen replica had cached.
+     *
+     * @param matchedBlocks prompt blocks found in the chosen replica's cached prefix
+     * @param promptBlocks blocks the prompt was hashed into
+     * @throws IllegalArgumentException unless {@code 0 <= matchedBlocks <= promptBlocks}
+     */
+    public Builder prefixBlocks(int matchedBlocks, int promptBlocks) {
+      if (matchedBlocks < 0 || matchedBlocks > promptBlocks) {
+        throw new IllegalArgumentException("matchedBlocks: " + matchedBlocks
+            + " (expected: 0.." + promptBlocks + ", the prompt's blocks)");
+      }
+      this.matchedBlocks = matchedBlocks;
+      this.promptBlocks = promptBlocks;
+      return this;
+    }
+
+    /**
+     * The session binding after this decision.
+     *
+     * @param generation the binding's generation, {@code 0} without a binding
+     * @param degraded whether the binding store was bypassed
+     * @throws IllegalArgumentException if the generation is negative
+     */
+    public Builder binding(long generation, boolean degraded) {
+      if (generation < 0) {
+        throw new IllegalArgumentException("generation: " + generation + " (expected: >= 0)");
+      }
+      this.generation = generation;
+      this.degraded = degraded;
+      return this;
+    }
+
+    /**
+     * The session moved here off {@code previousReplicaId}; required for, and only for, {@link
+     * RoutingReason#SESSION_REPINNED}.
+     */
+    public Builder repinnedFrom(String previousReplicaId, RepinCause cause) {
+      this.previousReplicaId = Objects.requireNonNull(previousReplicaId, "previousReplicaId");
+      this.repinCause = Objects.requireNonNull(cause, "cause");
+      return this;
+    }
+
+    /**
+     * The decision.
+     *
+     * @throws IllegalArgumentException if the reason is {@link RoutingReason#SESSION_REPINNED}
+     *     without {@link #repinnedFrom}, or another reason with it
+     */
+    public RoutingDecision build() {
+      if ((reason == RoutingReason.SESSION_REPINNED) != (repinCause != null)) {
+        throw new IllegalArgumentException("reason: " + reason
+            + " (expected: SESSION_REPINNED exactly when repinnedFrom is given)");
+      }
+      return new RoutingDecision(reason, replica, lease, scores, matchedBlocks, promptBlocks,
+          generation, degraded, repinCause, previousReplicaId, Duration.ZERO, null);
+    }
   }
 
   /** Whether a replica was chosen. */
@@ -191,8 +297,6 @@ public final class RoutingDecision {
     if (repinCause != null) {
       sb.append(" (repinned from ").append(previousReplicaId).append(": ").append(repinCause)
           .append(')');
-    } else if (previousReplicaId != null) {
-      sb.append(" (was ").append(previousReplicaId).append(')');
     }
     if (generation != 0) {
       sb.append(", generation ").append(generation);

@@ -59,13 +59,89 @@ class ValuesTest {
 
   @Test
   void decisionsAreBuiltOnlyConsistently() {
-    assertThatThrownBy(() -> RoutingDecision.notRouted(RoutingReason.BEST_SCORE, Duration.ZERO,
-        null)).isInstanceOf(IllegalArgumentException.class)
+    assertThatThrownBy(() -> RoutingDecision.notRouted(RoutingReason.BEST_SCORE, Duration.ZERO)).isInstanceOf(IllegalArgumentException.class)
         .hasMessage("reason: BEST_SCORE (expected: a not-routed reason)");
     RoutingDecision d = RoutingDecision.notRouted(RoutingReason.ALL_AT_LIMIT,
-        Duration.ofSeconds(1), null);
+        Duration.ofSeconds(1));
     assertThat(d.isRouted()).isFalse();
     assertThat(d.explain()).isEqualTo("ALL_AT_LIMIT, retry after 1000 ms");
     assertThatThrownBy(d::lease).isInstanceOf(IllegalStateException.class);
+  }
+
+  @Test
+  void routedDecisionsAreBuiltThroughNamedParts() {
+    Replica a = Replica.of("a");
+    RequestLease lease = new NoLease("a");
+    RoutingDecision kept = RoutingDecision.routed(RoutingReason.SESSION_AFFINITY, a, lease)
+        .prefixBlocks(3, 4).binding(7, true).build();
+    assertThat(kept.replica()).isSameAs(a);
+    assertThat(kept.matchedBlocks()).isEqualTo(3);
+    assertThat(kept.promptBlocks()).isEqualTo(4);
+    assertThat(kept.bindingGeneration()).isEqualTo(7);
+    assertThat(kept.isDegraded()).isTrue();
+    assertThat(kept.scores()).isSameAs(ScoreBreakdown.NONE);
+    assertThat(kept.repinCause()).isEmpty();
+    assertThat(kept.previousReplicaId()).isEmpty();
+
+    RoutingDecision moved = RoutingDecision.routed(RoutingReason.SESSION_REPINNED, a, lease)
+        .repinnedFrom("b", RepinCause.REPLICA_UNHEALTHY).build();
+    assertThat(moved.previousReplicaId()).contains("b");
+    assertThat(moved.explain()).startsWith(
+        "SESSION_REPINNED -> a (repinned from b: REPLICA_UNHEALTHY)");
+    RequestLease other = new NoLease("a");
+    RoutingDecision relet = moved.withLease(other);
+    assertThat(relet.lease()).isSameAs(other);
+    assertThat(relet.repinCause()).contains(RepinCause.REPLICA_UNHEALTHY);
+    assertThat(relet.previousReplicaId()).contains("b");
+
+    assertThatThrownBy(() -> RoutingDecision.routed(RoutingReason.SESSION_REPINNED, a, lease)
+        .build()).isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("reason: SESSION_REPINNED (expected: SESSION_REPINNED exactly when "
+            + "repinnedFrom is given)");
+    assertThatThrownBy(() -> RoutingDecision.routed(RoutingReason.BEST_SCORE, a, lease)
+        .repinnedFrom("b", RepinCause.REPLICA_GONE).build())
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> RoutingDecision.routed(RoutingReason.ALL_AT_LIMIT, a, lease))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("reason: ALL_AT_LIMIT (expected: a routed reason)");
+    assertThatThrownBy(() -> RoutingDecision.routed(RoutingReason.BEST_SCORE, a, lease)
+        .prefixBlocks(5, 4)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("matchedBlocks: 5 (expected: 0..4, the prompt's blocks)");
+    assertThatThrownBy(() -> RoutingDecision.routed(RoutingReason.BEST_SCORE, a, lease)
+        .binding(-1, false)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("generation: -1 (expected: >= 0)");
+  }
+
+  @Test
+  void notRoutedDecisionsNameTheWokenReplicaOnlyWhenWaking() {
+    RoutingDecision waking = RoutingDecision.modelWaking("r2", Duration.ofSeconds(2));
+    assertThat(waking.reason()).isEqualTo(RoutingReason.MODEL_WAKING);
+    assertThat(waking.wokenReplicaId()).contains("r2");
+    assertThat(waking.explain()).isEqualTo("MODEL_WAKING, retry after 2000 ms, woke r2");
+    assertThat(RoutingDecision.notRouted(RoutingReason.NO_REPLICA, Duration.ZERO)
+        .wokenReplicaId()).isEmpty();
+    assertThatThrownBy(() -> waking.withLease(new NoLease("r2")))
+        .isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(() -> RoutingDecision.notRouted(RoutingReason.NO_REPLICA,
+        Duration.ofMillis(-1))).isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("retryAfter: PT-0.001S (expected: >= 0)");
+    assertThatThrownBy(() -> RoutingDecision.modelWaking("", Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  private record NoLease(String replicaId) implements RequestLease {
+    @Override
+    public void markFirstToken() {}
+
+    @Override
+    public void complete(int outputTokens) {}
+
+    @Override
+    public void close() {}
+
+    @Override
+    public boolean isClosed() {
+      return false;
+    }
   }
 }

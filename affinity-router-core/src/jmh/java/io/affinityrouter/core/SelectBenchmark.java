@@ -78,8 +78,7 @@ public class SelectBenchmark {
       builder.bindingTtl(Duration.ofMillis(1));
     }
     if (holding) {
-      builder.holdQueue(AffinityRouter.Builder.DEFAULT_MAX_HELD_REQUESTS,
-          AffinityRouter.Builder.DEFAULT_MAX_HELD_BYTES, AffinityRouter.Builder.DEFAULT_MAX_HOLD);
+      builder.holdQueue();
     }
     router = builder.build();
     fleet = Fleet.replicas(replicas, 42);

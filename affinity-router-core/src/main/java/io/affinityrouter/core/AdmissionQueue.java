@@ -510,6 +510,6 @@ final class AdmissionQueue {
   }
 
   private RoutingDecision refusal() {
-    return RoutingDecision.notRouted(RoutingReason.ALL_AT_LIMIT, retryAfter, null);
+    return RoutingDecision.notRouted(RoutingReason.ALL_AT_LIMIT, retryAfter);
   }
 }

@@ -77,11 +77,11 @@ public final class AffinityRouter {
 
     /** Default bound on sessions a router remembers while the store is down: {@value}. */
     public static final long DEFAULT_REMEMBERED_SESSIONS = 100_000;
-    /** Suggested bound on held requests per router ({@link #holdQueue}): {@value}. */
+    /** Default bound on held requests per router ({@link #holdQueue()}): {@value}. */
     public static final int DEFAULT_MAX_HELD_REQUESTS = 10_000;
-    /** Suggested bound on the bytes held requests take per router (their hashes): 64 MiB. */
+    /** Default bound on the bytes held requests take per router (their hashes): 64 MiB. */
     public static final long DEFAULT_MAX_HELD_BYTES = 64L << 20;
-    /** Suggested longest hold before a request is refused as {@code ALL_AT_LIMIT}: 5 s. */
+    /** Default longest hold before a request is refused as {@code ALL_AT_LIMIT}: 5 s. */
     public static final Duration DEFAULT_MAX_HOLD = Duration.ofSeconds(5);
 
     final RouterSettings settings = new RouterSettings(); // package-private: tests read it
@@ -229,10 +229,18 @@ public final class AffinityRouter {
     }
 
     /**
+     * Holds requests back when the fleet is saturated, with the default bounds: {@value
+     * #DEFAULT_MAX_HELD_REQUESTS} requests, {@link #DEFAULT_MAX_HELD_BYTES} bytes, each for at most
+     * {@link #DEFAULT_MAX_HOLD}. See {@link #holdQueue(int, long, Duration)}.
+     */
+    public Builder holdQueue() {
+      return holdQueue(DEFAULT_MAX_HELD_REQUESTS, DEFAULT_MAX_HELD_BYTES, DEFAULT_MAX_HOLD);
+    }
+
+    /**
      * Holds requests back when the fleet is saturated, up to {@code maxRequests} and
-     * {@code maxBytes} (suggested: {@value #DEFAULT_MAX_HELD_REQUESTS},
-     * {@link #DEFAULT_MAX_HELD_BYTES}), each for at most {@code maxWait} (suggested:
-     * {@link #DEFAULT_MAX_HOLD}). Off by default.
+     * {@code maxBytes}, each for at most {@code maxWait}. Off by default ({@link #holdQueue()}
+     * turns it on with default bounds).
      *
      * <p>New work (a request without a session, or the first turn this router sees of one) is held
      * when even the cheapest replica has more than a second of work queued ahead of it; a returning

@@ -91,16 +91,19 @@ final class Decide {
     var scores = new ScoreBreakdown(bound,
         sel.promptTokens == 0 ? 0 : (double) cached / sel.promptTokens, prefillSeconds,
         sel.queue[i], sel.plugin[i], total);
-    RoutingDecision d = RoutingDecision.routed(reason, sel.replicas.get(i), lease, scores,
-        sel.matched[i], sel.blocks, generation, degraded, cause, previous);
+    var b = RoutingDecision.routed(reason, sel.replicas.get(i), lease).scores(scores)
+        .prefixBlocks(sel.matched[i], sel.blocks).binding(generation, degraded);
+    if (cause != null && previous != null) {
+      b.repinnedFrom(previous, cause);
+    }
+    RoutingDecision d = b.build();
     notify(sel, d);
     return d;
   }
 
   /** A returning turn whose bound replica is at its limit: refused, the session stays pinned. */
   RoutingDecision atLimit(Selection sel) {
-    RoutingDecision d = RoutingDecision.notRouted(RoutingReason.ALL_AT_LIMIT, atLimitRetryAfter,
-        null);
+    RoutingDecision d = RoutingDecision.notRouted(RoutingReason.ALL_AT_LIMIT, atLimitRetryAfter);
     notify(sel, d);
     return d;
   }
@@ -120,14 +123,14 @@ final class Decide {
     }
     RoutingDecision d;
     if (atLimit) {
-      d = RoutingDecision.notRouted(RoutingReason.ALL_AT_LIMIT, atLimitRetryAfter, null);
+      d = RoutingDecision.notRouted(RoutingReason.ALL_AT_LIMIT, atLimitRetryAfter);
     } else if (!activeHealthy && asleep) {
       String woken = wake(sel);
-      d = RoutingDecision.notRouted(RoutingReason.MODEL_WAKING, unavailableRetryAfter, woken);
+      d = RoutingDecision.modelWaking(woken, unavailableRetryAfter);
     } else if (loading) {
-      d = RoutingDecision.notRouted(RoutingReason.MODEL_LOADING, unavailableRetryAfter, null);
+      d = RoutingDecision.notRouted(RoutingReason.MODEL_LOADING, unavailableRetryAfter);
     } else {
-      d = RoutingDecision.notRouted(RoutingReason.NO_REPLICA, unavailableRetryAfter, null);
+      d = RoutingDecision.notRouted(RoutingReason.NO_REPLICA, unavailableRetryAfter);
     }
     notify(sel, d);
     return d;

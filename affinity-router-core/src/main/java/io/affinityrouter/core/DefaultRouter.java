@@ -64,7 +64,7 @@ final class DefaultRouter implements Router {
    * identity.
    */
   static final RoutingDecision HELD =
-      RoutingDecision.notRouted(RoutingReason.ALL_AT_LIMIT, Duration.ZERO, null);
+      RoutingDecision.notRouted(RoutingReason.ALL_AT_LIMIT, Duration.ZERO);
 
   DefaultRouter(RouterSettings b, BindingStore store, boolean ownsStore) {
     InstantSource clock = b.clock;

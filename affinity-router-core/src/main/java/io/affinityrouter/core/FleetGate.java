@@ -70,13 +70,10 @@ final class FleetGate {
         return d;
       }
       if (permit.isPresent()) {
-        return RoutingDecision.routed(d.reason(), d.replica(),
-            new GatedLease(d.lease(), permit.get()), d.scores(), d.matchedBlocks(),
-            d.promptBlocks(), d.bindingGeneration(), d.isDegraded(), d.repinCause().orElse(null),
-            d.previousReplicaId().orElse(null));
+        return d.withLease(new GatedLease(d.lease(), permit.get()));
       }
       d.lease().close();
-      return RoutingDecision.notRouted(RoutingReason.ALL_AT_LIMIT, atLimitRetryAfter, null);
+      return RoutingDecision.notRouted(RoutingReason.ALL_AT_LIMIT, atLimitRetryAfter);
     });
   }
 }

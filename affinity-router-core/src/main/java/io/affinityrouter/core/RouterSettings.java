@@ -48,9 +48,9 @@ final class RouterSettings {
   @Nullable FleetLimits fleetLimits;
   Duration fleetLeaseTime = AffinityRouter.Builder.DEFAULT_FLEET_LEASE_TIME;
   Duration loadExchangeInterval = AffinityRouter.Builder.DEFAULT_LOAD_EXCHANGE_INTERVAL;
-  int maxHeldRequests; // 0: holding off, the default
-  long maxHeldBytes = AffinityRouter.Builder.DEFAULT_MAX_HELD_BYTES;
-  Duration maxHold = AffinityRouter.Builder.DEFAULT_MAX_HOLD;
+  int maxHeldRequests; // 0: holding off, the default; holdQueue sets all three
+  long maxHeldBytes;
+  Duration maxHold = Duration.ZERO;
   @Nullable ScheduledExecutorService holdScheduler;
   Duration replicaIdleTimeout = AffinityRouter.Builder.DEFAULT_REPLICA_IDLE_TIMEOUT;
   Executor executor = ForkJoinPool.commonPool();

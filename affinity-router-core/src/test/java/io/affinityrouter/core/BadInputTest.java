@@ -130,6 +130,19 @@ class BadInputTest {
   }
 
   @Test
+  void holdingIsOffUntilAskedForAndThenUsesTheDefaultBounds() {
+    AffinityRouter.Builder b = AffinityRouter.builder();
+    assertThat(b.settings.maxHeldRequests).isZero();
+    b.holdQueue();
+    assertThat(b.settings.maxHeldRequests)
+        .isEqualTo(AffinityRouter.Builder.DEFAULT_MAX_HELD_REQUESTS);
+    assertThat(b.settings.maxHeldBytes).isEqualTo(AffinityRouter.Builder.DEFAULT_MAX_HELD_BYTES);
+    assertThat(b.settings.maxHold).isEqualTo(AffinityRouter.Builder.DEFAULT_MAX_HOLD);
+    b.noHoldQueue();
+    assertThat(b.settings.maxHeldRequests).isZero();
+  }
+
+  @Test
   void aSetterWhoseSecondArgumentFailsLeavesTheBuilderAsItWas() {
     AffinityRouter.Builder b = AffinityRouter.builder()
         .storeBackoff(java.time.Duration.ofSeconds(1), java.time.Duration.ofSeconds(2))

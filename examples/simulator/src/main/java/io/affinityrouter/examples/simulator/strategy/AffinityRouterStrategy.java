@@ -130,9 +130,7 @@ final class AffinityRouterStrategy implements RoutingStrategy {
             case "topK" -> b.topK(Integer.parseInt(v));
             case "hold" -> {
               if ("true".equals(v) && !copy.containsKey("maxHoldMillis")) {
-                b.holdQueue(AffinityRouter.Builder.DEFAULT_MAX_HELD_REQUESTS,
-                    AffinityRouter.Builder.DEFAULT_MAX_HELD_BYTES,
-                    AffinityRouter.Builder.DEFAULT_MAX_HOLD);
+                b.holdQueue();
               }
             }
             case "maxHoldMillis" -> b.holdQueue(AffinityRouter.Builder.DEFAULT_MAX_HELD_REQUESTS,
