@@ -1,6 +1,6 @@
 package io.affinityrouter;
 
-import io.affinityrouter.spi.Checks;
+import io.affinityrouter.internal.Checks;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;

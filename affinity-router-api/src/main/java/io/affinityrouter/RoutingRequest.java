@@ -1,6 +1,6 @@
 package io.affinityrouter;
 
-import io.affinityrouter.spi.Checks;
+import io.affinityrouter.internal.Checks;
 import java.nio.charset.StandardCharsets;
 import java.util.Objects;
 import java.util.Optional;

@@ -1,5 +1,6 @@
 package io.affinityrouter.spi;
 
+import io.affinityrouter.internal.Checks;
 import java.util.Objects;
 
 /**

@@ -1,7 +1,6 @@
 package io.affinityrouter.spi;
 
 import java.util.Map;
-import java.util.Objects;
 
 /**
  * Lets the routers (gateways) of one fleet see the prefill work the others have queued on each
@@ -46,36 +45,6 @@ public interface LoadExchange extends AutoCloseable {
    *     finite
    */
   Map<String, Double> exchange(String routerId, Map<String, Double> queuedSeconds, long nowMillis);
-
-  /**
-   * Checks {@link #exchange}'s arguments (for implementations).
-   *
-   * @throws IllegalArgumentException if {@code routerId} is blank or a value is negative, not
-   *     finite or null
-   */
-  static void checkArguments(String routerId, Map<String, Double> queuedSeconds) {
-    Checks.notBlank(routerId, "routerId");
-    Objects.requireNonNull(queuedSeconds, "queuedSeconds");
-    for (Map.Entry<String, Double> e : queuedSeconds.entrySet()) {
-      String name = "queuedSeconds of " + Objects.requireNonNull(e.getKey(), "replica id");
-      Checks.nonNegativeFinite(Objects.requireNonNull(e.getValue(), name), name);
-    }
-  }
-
-  /**
-   * Adds one publication, {@code ageMillis} old, to {@code sums}: each replica's seconds less the age
-   * in seconds, left out when nothing is left (the contract's drain rule, for implementations).
-   */
-  static void addDrained(Map<String, Double> sums, Map<String, Double> queuedSeconds,
-      long ageMillis) {
-    double drained = Math.max(0, ageMillis) / 1000.0;
-    for (Map.Entry<String, Double> q : queuedSeconds.entrySet()) {
-      double left = q.getValue() - drained;
-      if (left > 0) {
-        sums.merge(q.getKey(), left, Double::sum);
-      }
-    }
-  }
 
   /** Releases the exchange's resources (connections it owns). Idempotent. */
   @Override

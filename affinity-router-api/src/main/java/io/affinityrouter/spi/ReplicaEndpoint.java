@@ -1,6 +1,7 @@
 package io.affinityrouter.spi;
 
 import io.affinityrouter.Replica;
+import io.affinityrouter.internal.Checks;
 import java.net.URI;
 import java.util.Collections;
 import java.util.LinkedHashSet;
@@ -38,7 +39,7 @@ public final class ReplicaEndpoint {
   }
 
   /**
-   * Returns a builder for the endpoint {@code id} at {@code baseUri}: engine {@link Engine#AUTO},
+   * Returns a builder for the endpoint {@code id} at {@code baseUri}: engine {@link Engine#UNKNOWN},
    * models as its metrics name them, no KV-event endpoint, one data-parallel rank.
    *
    * @throws IllegalArgumentException if {@code id} is blank or longer than
@@ -140,21 +141,26 @@ public final class ReplicaEndpoint {
         + kvEventsReplayUri.map(u -> ", replay=" + u).orElse("") + '}';
   }
 
-  /** The inference engine behind an endpoint. */
+  /**
+   * The inference engine behind an endpoint, as configured or as its {@code /metrics} names tell.
+   */
   public enum Engine {
     /** vLLM: {@code vllm:} metrics; sleep mode at {@code /sleep}, {@code /wake_up}. */
     VLLM,
     /** SGLang: {@code sglang:} metrics; memory release at {@code /release_memory_occupation}. */
     SGLANG,
-    /** Told from the metric names of its scrapes. */
-    AUTO
+    /**
+     * Not said: an endpoint configured so is told from the metric names of its scrapes, and an
+     * exposition with no known engine family (or both engines') reads as this.
+     */
+    UNKNOWN
   }
 
   /** Builds a {@link ReplicaEndpoint}. Not thread-safe. */
   public static final class Builder {
     private final String id;
     private final URI baseUri;
-    private Engine engine = Engine.AUTO;
+    private Engine engine = Engine.UNKNOWN;
     private final Set<String> models = new LinkedHashSet<>();
     private @Nullable URI kvEventsUri;
     private @Nullable URI kvEventsReplayUri;
@@ -181,7 +187,7 @@ public final class ReplicaEndpoint {
       return s.endsWith("/") ? URI.create(s.substring(0, s.length() - 1)) : uri;
     }
 
-    /** Sets the engine ({@link Engine#AUTO} by default). */
+    /** Sets the engine ({@link Engine#UNKNOWN} by default). */
     public Builder engine(Engine engine) {
       this.engine = Objects.requireNonNull(engine, "engine");
       return this;

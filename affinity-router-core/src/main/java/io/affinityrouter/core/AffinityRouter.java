@@ -1,8 +1,8 @@
 package io.affinityrouter.core;
 
 import io.affinityrouter.Router;
+import io.affinityrouter.internal.Checks;
 import io.affinityrouter.spi.BindingStore;
-import io.affinityrouter.spi.Checks;
 import io.affinityrouter.spi.FleetLimits;
 import io.affinityrouter.spi.LoadExchange;
 import io.affinityrouter.spi.ReplicaFilter;

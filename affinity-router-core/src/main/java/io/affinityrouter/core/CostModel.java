@@ -1,7 +1,7 @@
 package io.affinityrouter.core;
 
 import io.affinityrouter.ReplicaLoad;
-import io.affinityrouter.spi.Checks;
+import io.affinityrouter.internal.Checks;
 
 /**
  * Turns a replica's load, in tokens, into an estimated time to first token for one request there, in

@@ -1,6 +1,6 @@
 package io.affinityrouter.core;
 
-import io.affinityrouter.spi.Checks;
+import io.affinityrouter.internal.Checks;
 
 /**
  * The calibration of the engines behind the router, as its cost model uses it: how fast one replica

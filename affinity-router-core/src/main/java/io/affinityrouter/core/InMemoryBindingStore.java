@@ -3,7 +3,7 @@ package io.affinityrouter.core;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
-import io.affinityrouter.spi.Checks;
+import io.affinityrouter.internal.Checks;
 import io.affinityrouter.spi.Binding;
 import io.affinityrouter.spi.BindingKey;
 import io.affinityrouter.spi.BindingStore;

@@ -1,6 +1,7 @@
 package io.affinityrouter.core;
 
-import io.affinityrouter.spi.Checks;
+import io.affinityrouter.internal.Checks;
+import io.affinityrouter.internal.LoadExchanges;
 import io.affinityrouter.spi.LoadExchange;
 import java.time.Duration;
 import java.util.HashMap;
@@ -39,7 +40,7 @@ public final class InMemoryLoadExchange implements LoadExchange {
   @Override
   public Map<String, Double> exchange(String routerId, Map<String, Double> queuedSeconds,
       long nowMillis) {
-    LoadExchange.checkArguments(routerId, queuedSeconds);
+    LoadExchanges.checkArguments(routerId, queuedSeconds);
     publications.put(routerId, new Publication(Map.copyOf(queuedSeconds), nowMillis));
     Map<String, Double> others = new HashMap<>();
     for (Map.Entry<String, Publication> e : publications.entrySet()) {
@@ -52,7 +53,7 @@ public final class InMemoryLoadExchange implements LoadExchange {
         publications.remove(e.getKey(), p);
         continue;
       }
-      LoadExchange.addDrained(others, p.queuedSeconds(), age);
+      LoadExchanges.addDrained(others, p.queuedSeconds(), age);
     }
     return others;
   }

@@ -1,6 +1,6 @@
 package io.affinityrouter.redis;
 
-import io.affinityrouter.spi.Checks;
+import io.affinityrouter.internal.Checks;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.SslOptions;

@@ -1,5 +1,6 @@
 package io.affinityrouter.redis;
 
+import io.affinityrouter.internal.LoadExchanges;
 import io.affinityrouter.spi.LoadExchange;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
@@ -67,7 +68,7 @@ public final class RedisLoadExchange implements LoadExchange {
   @Override
   public Map<String, Double> exchange(String routerId, Map<String, Double> queuedSeconds,
       long nowMillis) {
-    LoadExchange.checkArguments(routerId, queuedSeconds);
+    LoadExchanges.checkArguments(routerId, queuedSeconds);
     String value = encode(queuedSeconds, nowMillis);
     if (!closed.get()) {
       long seq = sent.incrementAndGet();
@@ -114,14 +115,14 @@ public final class RedisLoadExchange implements LoadExchange {
       if (p.routerId().equals(routerId) || age > staleAfterMillis) {
         continue;
       }
-      LoadExchange.addDrained(out, p.queuedSeconds(), age);
+      LoadExchanges.addDrained(out, p.queuedSeconds(), age);
     }
     return out;
   }
 
   /**
    * {@code ar1|<nowMillis>} then {@code \n<replica>\t<seconds>} per positive entry (arguments
-   * checked by {@link LoadExchange#checkArguments}).
+   * checked by {@link LoadExchanges#checkArguments}).
    */
   static String encode(Map<String, Double> queuedSeconds, long nowMillis) {
     StringBuilder b = new StringBuilder("ar1|").append(nowMillis);

@@ -2,8 +2,8 @@ package io.affinityrouter.core.engine;
 
 import io.affinityrouter.Replica;
 import io.affinityrouter.core.engine.EngineActionResult.Status;
-import io.affinityrouter.core.metrics.EngineKind;
-import io.affinityrouter.spi.Checks;
+import io.affinityrouter.internal.Checks;
+import io.affinityrouter.spi.ReplicaEndpoint.Engine;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -99,7 +99,7 @@ final class EngineActions {
       result.complete(EngineActionResult.of(Status.UNKNOWN_REPLICA, "no replica " + replicaId));
       return;
     }
-    if (t.engineKind() == EngineKind.SGLANG) {
+    if (t.engine() == Engine.SGLANG) {
       startSglang(result, t, action);
       return;
     }

@@ -3,8 +3,8 @@ package io.affinityrouter.core.engine;
 import io.affinityrouter.Replica;
 import io.affinityrouter.core.engine.TrackedReplica.Failure;
 import io.affinityrouter.core.engine.TrackedReplica.Scrape;
-import io.affinityrouter.core.metrics.EngineKind;
 import io.affinityrouter.core.metrics.EngineMetrics;
+import io.affinityrouter.spi.ReplicaEndpoint.Engine;
 import io.affinityrouter.spi.ReplicaEndpoint;
 import java.net.http.HttpClient;
 import java.net.http.HttpResponse;
@@ -297,7 +297,7 @@ final class FleetState {
       return;
     }
     EngineMetrics metrics = EngineMetrics.parse(body);
-    if (metrics.models().isEmpty() && metrics.engineKind() == EngineKind.UNKNOWN) {
+    if (metrics.models().isEmpty() && metrics.engine() == Engine.UNKNOWN) {
       settleFailure(t, s, Failure.BAD_BODY);
       return;
     }

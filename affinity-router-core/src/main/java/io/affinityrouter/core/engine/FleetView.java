@@ -3,7 +3,7 @@ package io.affinityrouter.core.engine;
 import io.affinityrouter.PrefixCacheEvents;
 import io.affinityrouter.Replica;
 import io.affinityrouter.core.kvevents.KvEventStats;
-import io.affinityrouter.spi.Checks;
+import io.affinityrouter.internal.Checks;
 import io.affinityrouter.spi.ReplicaDiscovery;
 import io.affinityrouter.spi.ReplicaEndpoint;
 import io.affinityrouter.spi.RoutingListener;
@@ -29,9 +29,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.function.DoubleSupplier;
 import java.util.function.LongSupplier;
-import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**

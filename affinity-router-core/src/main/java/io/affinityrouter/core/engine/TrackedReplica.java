@@ -3,9 +3,9 @@ package io.affinityrouter.core.engine;
 import io.affinityrouter.ModelState;
 import io.affinityrouter.Replica;
 import io.affinityrouter.ReplicaHealth;
-import io.affinityrouter.core.metrics.EngineKind;
 import io.affinityrouter.core.metrics.EngineMetrics;
 import io.affinityrouter.core.metrics.ThroughputTracker;
+import io.affinityrouter.spi.ReplicaEndpoint.Engine;
 import io.affinityrouter.spi.ReplicaEndpoint;
 import java.time.Instant;
 import java.util.LinkedHashMap;
@@ -46,7 +46,7 @@ final class TrackedReplica {
   private boolean backingOff;
   private long probeAtNanos;
   // read without the lock by actions and scrape set-up
-  private volatile EngineKind seenKind = EngineKind.UNKNOWN;
+  private volatile Engine seenKind = Engine.UNKNOWN;
   private volatile @Nullable Boolean sleepProbeSupported;
   private boolean memoryReleased; // SGLang memory released by this view: its models sleep
   @Nullable Scrape inFlight;
@@ -75,12 +75,12 @@ final class TrackedReplica {
   }
 
   /** The engine, as configured or as its metrics told. */
-  EngineKind engineKind() {
+  Engine engine() {
     switch (endpoint.engine()) {
       case VLLM:
-        return EngineKind.VLLM;
+        return Engine.VLLM;
       case SGLANG:
-        return EngineKind.SGLANG;
+        return Engine.SGLANG;
       default:
         return seenKind;
     }
@@ -88,7 +88,7 @@ final class TrackedReplica {
 
   /** Whether to ask {@code /is_sleeping} alongside the scrape. */
   boolean probeSleep() {
-    return engineKind() != EngineKind.SGLANG && !Boolean.FALSE.equals(sleepProbeSupported);
+    return engine() != Engine.SGLANG && !Boolean.FALSE.equals(sleepProbeSupported);
   }
 
   /** The server answered {@code /is_sleeping} with 404: it runs without dev mode. */
@@ -99,8 +99,8 @@ final class TrackedReplica {
   /** Applies a successful scrape; {@code sleeping} is the {@code /is_sleeping} answer, if any. */
   void scraped(EngineMetrics metrics, Optional<Boolean> sleeping, long nowNanos, Instant now) {
     EngineMetrics m = throughput.update(metrics, nowNanos);
-    if (m.engineKind() != EngineKind.UNKNOWN) {
-      seenKind = m.engineKind();
+    if (m.engine() != Engine.UNKNOWN) {
+      seenKind = m.engine();
     }
     scraped = true;
     failures = 0;

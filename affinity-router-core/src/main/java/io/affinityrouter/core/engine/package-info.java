@@ -17,8 +17,13 @@
  *
  * <p>Only the JDK's {@code java.net.http.HttpClient}. Null-marked: no parameter accepts
  * {@code null} and no method returns it.
+ *
+ * <p>{@link io.affinityrouter.Unstable}: this package may still change incompatibly in a minor
+ * release.
  */
 @NullMarked
+@Unstable
 package io.affinityrouter.core.engine;
 
+import io.affinityrouter.Unstable;
 import org.jspecify.annotations.NullMarked;

@@ -1,7 +1,7 @@
 package io.affinityrouter.core.kvevents;
 
 import io.affinityrouter.PrefixCacheEvents;
-import io.affinityrouter.spi.Checks;
+import io.affinityrouter.internal.Checks;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;

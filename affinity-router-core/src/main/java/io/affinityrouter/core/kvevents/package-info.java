@@ -16,8 +16,13 @@
  * optional dependencies of the core: a gateway that uses this package adds them.
  *
  * <p>Null-marked: parameters and results are non-null unless annotated {@code @Nullable}.
+ *
+ * <p>{@link io.affinityrouter.Unstable}: this package may still change incompatibly in a minor
+ * release.
  */
 @NullMarked
+@Unstable
 package io.affinityrouter.core.kvevents;
 
+import io.affinityrouter.Unstable;
 import org.jspecify.annotations.NullMarked;

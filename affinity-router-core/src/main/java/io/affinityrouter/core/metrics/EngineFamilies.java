@@ -1,5 +1,6 @@
 package io.affinityrouter.core.metrics;
 
+import io.affinityrouter.spi.ReplicaEndpoint.Engine;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
@@ -100,7 +101,7 @@ final class EngineFamilies {
    * @param field what it feeds
    * @param legacy whether current vLLM (v0.26.0) no longer exposes it
    */
-  record Family(EngineKind kind, Field field, boolean legacy) {}
+  record Family(Engine kind, Field field, boolean legacy) {}
 
   /** Sample names (counters with their {@code _total} suffix) to families. */
   static final Map<String, Family> BY_SAMPLE_NAME = table();
@@ -152,11 +153,11 @@ final class EngineFamilies {
 
   /** vLLM's names, and the same with {@code vllm_}, as exporters that forbid colons write them. */
   private static void vllm(Map<String, Family> t, String name, Field field, boolean legacy) {
-    t.put("vllm:" + name, new Family(EngineKind.VLLM, field, legacy));
-    t.put("vllm_" + name, new Family(EngineKind.VLLM, field, legacy));
+    t.put("vllm:" + name, new Family(Engine.VLLM, field, legacy));
+    t.put("vllm_" + name, new Family(Engine.VLLM, field, legacy));
   }
 
   private static void sglang(Map<String, Family> t, String prefix, String name, Field field) {
-    t.put(prefix + name, new Family(EngineKind.SGLANG, field, false));
+    t.put(prefix + name, new Family(Engine.SGLANG, field, false));
   }
 }

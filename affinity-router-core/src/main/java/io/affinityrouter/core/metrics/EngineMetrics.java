@@ -2,6 +2,7 @@ package io.affinityrouter.core.metrics;
 
 import io.affinityrouter.ModelState;
 import io.affinityrouter.ReplicaLoad;
+import io.affinityrouter.spi.ReplicaEndpoint.Engine;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -92,7 +93,7 @@ public final class EngineMetrics {
   /** The key of figures whose samples carry no {@code model_name} label: {@value}. */
   public static final String NO_MODEL = "";
 
-  private final EngineKind engineKind;
+  private final Engine engine;
   private final Map<String, ModelMetrics> models;
   private final Set<String> runningLoraAdapters;
   private final Set<String> waitingLoraAdapters;
@@ -100,10 +101,10 @@ public final class EngineMetrics {
   private final int anomalies;
   private final ReplicaLoad replicaLoad;
 
-  EngineMetrics(EngineKind engineKind, Map<String, ModelMetrics> models,
+  EngineMetrics(Engine engine, Map<String, ModelMetrics> models,
       Set<String> runningLoraAdapters, Set<String> waitingLoraAdapters, int skippedLines,
       int anomalies) {
-    this.engineKind = engineKind;
+    this.engine = engine;
     this.models = Collections.unmodifiableMap(new LinkedHashMap<>(models));
     this.runningLoraAdapters = Set.copyOf(runningLoraAdapters);
     this.waitingLoraAdapters = Set.copyOf(waitingLoraAdapters);
@@ -125,8 +126,7 @@ public final class EngineMetrics {
   /**
    * Reads a {@code /metrics} body that must be well-formed.
    *
-   * @throws IllegalArgumentException at the first malformed line, as
-   *     {@link PrometheusTextParser#parseStrict} does
+   * @throws IllegalArgumentException at the first line that breaks the text format
    * @throws NullPointerException if {@code text} is null
    */
   public static EngineMetrics parseStrict(CharSequence text) {
@@ -138,13 +138,13 @@ public final class EngineMetrics {
    *
    * @throws NullPointerException if {@code parsed} is null
    */
-  public static EngineMetrics of(ParsedExposition parsed) {
+  static EngineMetrics of(ParsedExposition parsed) {
     return EngineMetricsMapper.map(Objects.requireNonNull(parsed, "parsed"));
   }
 
   /** The engine the families came from. */
-  public EngineKind engineKind() {
-    return engineKind;
+  public Engine engine() {
+    return engine;
   }
 
   /** Each model's figures, by {@code model_name} in name order; unmodifiable. */
@@ -209,7 +209,7 @@ public final class EngineMetrics {
 
   /** A copy with other per-model figures (output rates from {@link ThroughputTracker}). */
   EngineMetrics withModels(Map<String, ModelMetrics> newModels) {
-    return new EngineMetrics(engineKind, newModels, runningLoraAdapters, waitingLoraAdapters,
+    return new EngineMetrics(engine, newModels, runningLoraAdapters, waitingLoraAdapters,
         skippedLines, anomalies);
   }
 
@@ -273,7 +273,7 @@ public final class EngineMetrics {
       return false;
     }
     EngineMetrics that = (EngineMetrics) o;
-    return engineKind == that.engineKind && models.equals(that.models)
+    return engine == that.engine && models.equals(that.models)
         && runningLoraAdapters.equals(that.runningLoraAdapters)
         && waitingLoraAdapters.equals(that.waitingLoraAdapters)
         && skippedLines == that.skippedLines && anomalies == that.anomalies;
@@ -281,12 +281,12 @@ public final class EngineMetrics {
 
   @Override
   public int hashCode() {
-    return Objects.hash(engineKind, models, skippedLines, anomalies);
+    return Objects.hash(engine, models, skippedLines, anomalies);
   }
 
   @Override
   public String toString() {
-    return "EngineMetrics{" + engineKind + ", models=" + models.values()
+    return "EngineMetrics{" + engine + ", models=" + models.values()
         + (runningLoraAdapters.isEmpty() ? "" : ", runningLora=" + runningLoraAdapters)
         + ", skippedLines=" + skippedLines + ", anomalies=" + anomalies + '}';
   }

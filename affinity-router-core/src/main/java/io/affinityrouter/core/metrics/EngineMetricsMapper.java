@@ -4,6 +4,7 @@ import io.affinityrouter.ModelState;
 import io.affinityrouter.ReplicaLoad;
 import io.affinityrouter.core.metrics.EngineFamilies.Family;
 import io.affinityrouter.core.metrics.EngineFamilies.Field;
+import io.affinityrouter.spi.ReplicaEndpoint.Engine;
 import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.HashMap;
@@ -36,7 +37,7 @@ final class EngineMetricsMapper {
   private final Map<String, ModelAccumulator> models = new TreeMap<>();
   private final Map<String, EngineConfig> configs = new HashMap<>();
   private final Set<SeriesKey> seen = new HashSet<>();
-  private final Set<EngineKind> kinds = EnumSet.noneOf(EngineKind.class);
+  private final Set<Engine> kinds = EnumSet.noneOf(Engine.class);
   private double loraTimestamp = Double.NEGATIVE_INFINITY;
   private Set<String> runningLora = Set.of();
   private Set<String> waitingLora = Set.of();
@@ -49,7 +50,7 @@ final class EngineMetricsMapper {
     SglangRanks sglang = new SglangRanks();
     for (MetricSample sample : parsed.samples()) {
       Family family = EngineFamilies.of(sample.name());
-      if (family != null && family.kind() == EngineKind.SGLANG) {
+      if (family != null && family.kind() == Engine.SGLANG) {
         sglang.offer(sample);
       } else {
         mapper.add(sample);
@@ -263,7 +264,7 @@ final class EngineMetricsMapper {
   private EngineMetrics result(int skippedLines) {
     Map<String, ModelMetrics> result = new TreeMap<>();
     models.forEach((name, model) -> result.put(name, model.build(name)));
-    EngineKind kind = kinds.size() == 1 ? kinds.iterator().next() : EngineKind.UNKNOWN;
+    Engine kind = kinds.size() == 1 ? kinds.iterator().next() : Engine.UNKNOWN;
     return new EngineMetrics(kind, result, runningLora, waitingLora, skippedLines, anomalies);
   }
 

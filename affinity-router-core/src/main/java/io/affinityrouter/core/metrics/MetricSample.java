@@ -23,7 +23,7 @@ import java.util.OptionalLong;
  * @param value the sample value; may be {@code NaN} or infinite
  * @param timestampMillis the optional timestamp in milliseconds since the epoch
  */
-public record MetricSample(String name, Map<String, String> labels, double value,
+record MetricSample(String name, Map<String, String> labels, double value,
     OptionalLong timestampMillis) {
 
   /**

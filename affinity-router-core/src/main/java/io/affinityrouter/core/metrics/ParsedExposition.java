@@ -14,7 +14,7 @@ import java.util.Optional;
  * @param skippedLines malformed lines a lenient parse skipped ({@code 0} after a strict parse)
  * @param firstProblem the error a strict parse would have raised for the first skipped line
  */
-public record ParsedExposition(List<MetricSample> samples, int skippedLines,
+record ParsedExposition(List<MetricSample> samples, int skippedLines,
     Optional<String> firstProblem) {
 
   /**

@@ -37,7 +37,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Stateless and thread-safe.
  */
-public final class PrometheusTextParser {
+final class PrometheusTextParser {
   private static final Set<String> TYPES =
       Set.of("counter", "gauge", "histogram", "summary", "untyped");
   private static final Set<String> OPENMETRICS_TYPES = Set.of("counter", "gauge", "histogram",

@@ -1,10 +1,8 @@
 /**
- * Metrics-text parsers: read an inference engine's Prometheus {@code /metrics} exposition into the
- * router's {@link io.affinityrouter.ReplicaLoad} and model states.
+ * Metrics-text parsers: read an inference engine's {@code /metrics} exposition (Prometheus text or
+ * OpenMetrics) into the router's {@link io.affinityrouter.ReplicaLoad} and model states.
  *
  * <ul>
- *   <li>{@link io.affinityrouter.core.metrics.PrometheusTextParser}: the text format, strict or
- *       lenient, into {@link io.affinityrouter.core.metrics.MetricSample}s;
  *   <li>{@link io.affinityrouter.core.metrics.EngineMetrics}: vLLM (V0 and V1 names) and SGLang
  *       ({@code sglang:} and {@code sglang_} prefixes) families mapped to one
  *       {@link io.affinityrouter.core.metrics.ModelMetrics} per {@code model_name}: load gauges,
@@ -24,8 +22,13 @@
  * }</pre>
  *
  * <p>Null-marked: no parameter accepts {@code null} and no method returns it.
+ *
+ * <p>{@link io.affinityrouter.Unstable}: this package may still change incompatibly in a minor
+ * release.
  */
 @NullMarked
+@Unstable
 package io.affinityrouter.core.metrics;
 
+import io.affinityrouter.Unstable;
 import org.jspecify.annotations.NullMarked;

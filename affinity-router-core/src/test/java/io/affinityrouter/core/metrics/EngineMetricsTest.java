@@ -1,16 +1,16 @@
 package io.affinityrouter.core.metrics;
 
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-
 import io.affinityrouter.ModelState;
 import io.affinityrouter.Replica;
 import io.affinityrouter.ReplicaLoad;
+import io.affinityrouter.spi.ReplicaEndpoint.Engine;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class EngineMetricsTest {
   private static final String QWEN_CODER = "Qwen/Qwen2.5-Coder-1.5B-Instruct";
@@ -21,7 +21,7 @@ class EngineMetricsTest {
   void vllmV0CaptureFromAibrix() {
     EngineMetrics m = EngineMetrics.parseStrict(Fixtures.read(Fixtures.VLLM_V0_AIBRIX));
 
-    assertThat(m.engineKind()).isEqualTo(EngineKind.VLLM);
+    assertThat(m.engine()).isEqualTo(Engine.VLLM);
     assertThat(m.models()).containsOnlyKeys(QWEN_CODER);
     ModelMetrics model = m.models().get(QWEN_CODER);
     assertThat(model.load()).isEqualTo(ReplicaLoad.builder()
@@ -46,7 +46,7 @@ class EngineMetricsTest {
   void vllmV1CaptureFromLlmdRouter() {
     EngineMetrics m = EngineMetrics.parseStrict(Fixtures.read(Fixtures.VLLM_V1_LLMD));
 
-    assertThat(m.engineKind()).isEqualTo(EngineKind.VLLM);
+    assertThat(m.engine()).isEqualTo(Engine.VLLM);
     assertThat(m.models()).containsOnlyKeys(QWEN3);
     ModelMetrics model = m.models().get(QWEN3);
     assertThat(model.load().kvCapacityTokens())
@@ -66,7 +66,7 @@ class EngineMetricsTest {
   void sglangDocsExampleUnderLoad() {
     EngineMetrics m = EngineMetrics.parseStrict(Fixtures.read(Fixtures.SGLANG_DOCS));
 
-    assertThat(m.engineKind()).isEqualTo(EngineKind.SGLANG);
+    assertThat(m.engine()).isEqualTo(Engine.SGLANG);
     assertThat(m.models()).containsOnlyKeys(LLAMA);
     ModelMetrics model = m.models().get(LLAMA);
     assertThat(model.load()).isEqualTo(ReplicaLoad.builder()
@@ -85,7 +85,7 @@ class EngineMetricsTest {
   void sglang0516HicacheCapture() {
     EngineMetrics m = EngineMetrics.parseStrict(Fixtures.read(Fixtures.SGLANG_HICACHE));
 
-    assertThat(m.engineKind()).isEqualTo(EngineKind.SGLANG);
+    assertThat(m.engine()).isEqualTo(Engine.SGLANG);
     ModelMetrics model = m.model(QWEN3).orElseThrow();
     assertThat(model.load()).isEqualTo(ReplicaLoad.builder()
         .waitingRequests(0).kvUsage(0.0).kvCapacityTokens(200_000).build());
@@ -117,7 +117,7 @@ class EngineMetricsTest {
     EngineFamilies.BY_SAMPLE_NAME.forEach((name, family) -> {
       // vllm_ names are the same families as OpenMetrics exporters write them
       String canonical = name.startsWith("vllm_") ? "vllm:" + name.substring(5) : name;
-      if (family.kind() == EngineKind.VLLM && !conditional.contains(canonical)) {
+      if (family.kind() == Engine.VLLM && !conditional.contains(canonical)) {
         assertThat(v0260.contains(canonical)).as(name).isEqualTo(!family.legacy());
         assertThat(EngineFamilies.of(canonical)).as(name).isEqualTo(family);
       }
@@ -335,12 +335,12 @@ class EngineMetricsTest {
   }
 
   @Test
-  void engineKindIsUnknownWithoutEngineFamiliesOrWithBoth() {
-    assertThat(EngineMetrics.parse("").engineKind()).isEqualTo(EngineKind.UNKNOWN);
+  void engineIsUnknownWithoutEngineFamiliesOrWithBoth() {
+    assertThat(EngineMetrics.parse("").engine()).isEqualTo(Engine.UNKNOWN);
     assertThat(EngineMetrics.parse("").replicaLoad()).isSameAs(ReplicaLoad.UNKNOWN);
-    assertThat(EngineMetrics.parse("process_open_fds 12").engineKind())
-        .isEqualTo(EngineKind.UNKNOWN);
+    assertThat(EngineMetrics.parse("process_open_fds 12").engine())
+        .isEqualTo(Engine.UNKNOWN);
     assertThat(EngineMetrics.parse("vllm:num_requests_running 1\nsglang:num_queue_reqs 1")
-        .engineKind()).isEqualTo(EngineKind.UNKNOWN);
+        .engine()).isEqualTo(Engine.UNKNOWN);
   }
 }

@@ -1,14 +1,14 @@
 package io.affinityrouter.core.metrics;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 import io.affinityrouter.core.tokenizer.TokenizerReference;
+import io.affinityrouter.spi.ReplicaEndpoint.Engine;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Each captured exposition served again as OpenMetrics text by {@code prometheus_client} itself
@@ -29,7 +29,7 @@ class OpenMetricsReferenceTest {
 
     EngineMetrics expected = EngineMetrics.parse(prometheus);
     EngineMetrics actual = EngineMetrics.parseStrict(openMetrics);
-    assertThat(actual.engineKind()).isEqualTo(expected.engineKind()).isNotEqualTo(EngineKind.UNKNOWN);
+    assertThat(actual.engine()).isEqualTo(expected.engine()).isNotEqualTo(Engine.UNKNOWN);
     assertThat(actual.models()).isEqualTo(expected.models());
     assertThat(actual.replicaLoad()).isEqualTo(expected.replicaLoad());
     assertThat(actual.modelStates()).isEqualTo(expected.modelStates());

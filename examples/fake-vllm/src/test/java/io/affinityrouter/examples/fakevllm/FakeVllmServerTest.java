@@ -3,10 +3,10 @@ package io.affinityrouter.examples.fakevllm;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.affinityrouter.ModelState;
-import io.affinityrouter.core.metrics.EngineKind;
 import io.affinityrouter.core.metrics.EngineMetrics;
 import io.affinityrouter.core.metrics.ModelMetrics;
 import io.affinityrouter.examples.json.Json;
+import io.affinityrouter.spi.ReplicaEndpoint.Engine;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
@@ -82,7 +82,7 @@ class FakeVllmServerTest {
     assertThat(cached).isEqualTo((promptTokens * 4 / 64) * 16); // every full block
 
     EngineMetrics m = scrape();
-    assertThat(m.engineKind()).isEqualTo(EngineKind.VLLM);
+    assertThat(m.engine()).isEqualTo(Engine.VLLM);
     assertThat(m.anomalies()).isZero();
     ModelMetrics mm = m.model(MODEL).orElseThrow();
     assertThat(mm.prefixCacheQueries()).hasValue(2.0 * promptTokens);

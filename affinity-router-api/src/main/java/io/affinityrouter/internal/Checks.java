@@ -1,11 +1,11 @@
-package io.affinityrouter.spi;
+package io.affinityrouter.internal;
 
 import java.time.Duration;
 import java.util.Objects;
 
 /**
- * Argument checks with the library's messages, {@code "topK: 0 (expected: > 0)"}: for its
- * builders, and for plugins and binding stores that want their errors to read the same. Each
+ * Argument checks with the library's messages, {@code "topK: 0 (expected: > 0)"}, shared by its
+ * modules. Not API (see the package). Each
  * returns its argument, or throws {@link IllegalArgumentException} ({@link NullPointerException}
  * for a null object) naming it. Stateless.
  */
