@@ -82,6 +82,7 @@ final class Decide {
     long cached = sel.cachedTokens(i);
     double prefillSeconds = sel.prefill[i];
     long uncached = sel.promptTokens - cached;
+    sel.reservations.handOff(i);
     var lease = tracker.open(state, sel.requestTokens, uncached, sel.expectedOutput,
         costModel.prefillSeconds(uncached, cached, 1.0));
     if (state.ordinal() >= 0 && sel.blocks > 0) {

@@ -227,6 +227,7 @@ final class DefaultRouter implements Router {
     try {
       return route(request, replicas, start, s);
     } finally {
+      s.selection.reservations.releaseLeftovers(s.selection); // a stage that threw
       s.busy = false;
     }
   }
@@ -264,7 +265,7 @@ final class DefaultRouter implements Router {
     decide.wakeIfBusy(sel);
     // saturated() first: an uncongested decision never looks the session up twice
     if (admission != null && saturated(sel) && (sel.key == null || !pinning.knows(sel.key))) {
-      sel.states[sel.candidate].cancelAcquire(sel.requestTokens);
+      sel.reservations.release(sel, sel.candidate);
       return sel.decided(HELD);
     }
     if (sel.key == null) {

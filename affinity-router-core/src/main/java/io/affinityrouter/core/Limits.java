@@ -27,9 +27,9 @@ final class Limits {
     return sel.states[i].fits(maxRequests(r), maxTokens(r), sel.requestTokens);
   }
 
-  /** Reserves the request's place on replica {@code i} against its limits. */
+  /** Reserves the request's place on replica {@code i} against its limits ({@link Reservations}). */
   boolean admit(Selection sel, int i) {
     Replica r = sel.replicas.get(i);
-    return sel.states[i].tryAcquire(maxRequests(r), maxTokens(r), sel.requestTokens);
+    return sel.reservations.reserve(sel, i, maxRequests(r), maxTokens(r));
   }
 }

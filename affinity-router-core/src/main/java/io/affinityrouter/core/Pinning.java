@@ -208,12 +208,12 @@ final class Pinning {
     RepinCause cause = policy.keep(sel, bound);
     if (cause == RepinCause.REPLICA_AT_LIMIT) {
       // A returning turn waits for its replica: moving it for load would recompute its context.
-      sel.states[c].cancelAcquire(sel.requestTokens);
+      sel.reservations.release(sel, c);
       remember(sel.sessionKey(), b, known);
       return sel.decided(holding ? DefaultRouter.HELD : decide.atLimit(sel));
     }
     if (cause == null) {
-      sel.states[c].cancelAcquire(sel.requestTokens);
+      sel.reservations.release(sel, c);
       RoutingReason reason = attempt > 0 ? RoutingReason.SESSION_ADOPTED
           : RoutingReason.SESSION_AFFINITY;
       remember(sel.sessionKey(), b, known);
@@ -309,7 +309,7 @@ final class Pinning {
       chosen = rendezvous(sel, key);
     }
     if (chosen != c) {
-      sel.states[c].cancelAcquire(sel.requestTokens);
+      sel.reservations.release(sel, c);
     }
     String id = sel.states[chosen].id();
     if (known == null || !known.replicaId().equals(id)) {

@@ -56,6 +56,8 @@ final class Selection {
   int credited = -1;
   long creditedTokens;
   boolean detached;
+  /** The capacity this decision holds on replicas. */
+  final Reservations reservations = new Reservations();
   private final Outcome.Decided decided = new Outcome.Decided();
 
   /** The session's key, for the stages that run only for a request with a session. */
@@ -91,6 +93,7 @@ final class Selection {
     this.credited = -1;
     this.creditedTokens = 0;
     this.detached = false;
+    this.reservations.clear();
     return this;
   }
 
@@ -127,11 +130,13 @@ final class Selection {
     c.credited = credited;
     c.creditedTokens = creditedTokens;
     c.detached = true;
+    c.reservations.moveFrom(reservations);
     return c;
   }
 
   /** {@code d} as this selection's outcome (one reused instance: read it before the next). */
   Outcome decided(RoutingDecision d) {
+    reservations.releaseLeftovers(this);
     return decided.set(d);
   }
 
