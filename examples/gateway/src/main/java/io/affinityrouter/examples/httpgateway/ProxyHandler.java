@@ -44,7 +44,8 @@ import org.eclipse.jetty.util.Callback;
  * <ul>
  *   <li>Headers: more than {@link GatewayConfig#maxHeaders()} fields, {@code 431}; a control
  *       character (below {@code 0x20} but tab, or {@code 0x7f}) in a value, {@code 400}.
- *   <li>Body: larger than {@value #MAX_BODY_BYTES} bytes, {@code 413}; not complete within
+ *   <li>Body: larger than {@value #MAX_BODY_BYTES} bytes (by its {@code Content-Length}, or as a
+ *       chunked one is read), {@code 413}; not complete within
  *       {@link GatewayConfig#bodyTimeout()}, {@code 408} (the connection is closed); malformed
  *       JSON or a bad field, {@code 400} with the parser's message (never the prompt).
  *   <li>A model no backend lists: {@code 404} {@code model_not_found}, as vLLM answers it.
@@ -176,7 +177,8 @@ final class ProxyHandler {
       request.fail(cause); // stop reading what is left of the body
       ex.fail(new ApiError(408, "invalid_request_error", "request_timeout", null,
           "body: not received within " + bodyTimeout.toMillis() + " ms", 0));
-    } else if (cause instanceof IllegalArgumentException) {
+    } else if (cause instanceof IllegalStateException) {
+      // what Jetty 12.1's asByteArrayAsync fails with once a body (chunked: no length) passes maxSize
       ex.fail(tooLarge());
     } else {
       ex.fail(ApiError.badRequest("invalid_body", null,
