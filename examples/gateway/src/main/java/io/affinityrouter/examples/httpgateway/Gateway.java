@@ -29,15 +29,20 @@ import java.util.ServiceLoader;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.UnaryOperator;
 import org.eclipse.jetty.http.HttpCompliance;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.handler.GracefulHandler;
+import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.eclipse.jetty.util.thread.ScheduledExecutorScheduler;
 import org.slf4j.Logger;
@@ -92,6 +97,7 @@ public final class Gateway implements AutoCloseable {
   private final ProxyHandler handler;
   private final Server server;
   private final ServerConnector connector;
+  private final GracefulHandler graceful;
   private final ExecutorService proxyExecutor;
   private final AtomicBoolean closed = new AtomicBoolean();
   private volatile int port;
@@ -161,9 +167,17 @@ public final class Gateway implements AutoCloseable {
     connector.setAcceptQueueSize(1024);
     connector.addEventListener(headerDeadline);
     server.addConnector(connector);
-    server.setErrorHandler(new ServerErrors(meters));
-    server.setHandler(new AdminRoutes(handler, headerDeadline, view, registry, closed::get));
-    server.setStopTimeout(0);
+    ServerErrors errors = new ServerErrors(meters);
+    server.setErrorHandler(errors);
+    this.graceful = new GracefulHandler(
+        new AdminRoutes(handler, headerDeadline, view, registry, closed::get)) {
+      @Override
+      protected void handleShutdownRejection(Request request, Response response,
+          Callback callback) {
+        errors.shuttingDown(request, response, callback);
+      }
+    };
+    server.setHandler(graceful);
   }
 
   /**
@@ -348,8 +362,9 @@ public final class Gateway implements AutoCloseable {
   }
 
   /**
-   * Stops accepting connections, waits up to {@code grace} for in-flight requests, then stops
-   * everything (requests still running are cut). Idempotent.
+   * Answers new requests on open connections with {@code 503} ({@link GracefulHandler}), stops
+   * accepting connections, waits up to {@code grace} for in-flight requests (the server's stop
+   * timeout), then stops everything (requests still running are cut). Idempotent.
    *
    * @return whether every in-flight request finished within the grace period
    */
@@ -357,27 +372,19 @@ public final class Gateway implements AutoCloseable {
     if (!closed.compareAndSet(false, true)) {
       return true;
     }
-    handler.drain();
-    fleet.close();
-    long deadline = System.nanoTime() + grace.toNanos();
-    try {
-      connector.close(); // stop accepting; open connections still get their answers
-    } catch (RuntimeException e) {
-      // already closed
-    }
-    boolean drained = true;
-    while (handler.inFlight() > 0) {
-      if (System.nanoTime() - deadline >= 0) {
-        drained = false;
-        break;
-      }
-      sleepMillis(10);
-    }
+    // refusing before the listener closes: a request that got a connection is answered 503
+    CompletableFuture<Void> idle = graceful.shutdown();
+    long ms = grace.toMillis();
+    server.setStopTimeout(ms);
+    boolean drained = ms > 0 || idle.isDone(); // without a stop timeout Jetty does not wait
     try {
       server.stop();
+    } catch (TimeoutException e) {
+      drained = false; // the grace ran out: what was left has been cut
     } catch (Exception e) {
-      // stopping cuts what is left; nothing more to do
+      LOG.debug("stopping the server", e);
     }
+    fleet.close(); // only now: in-flight requests kept their view of the backends
     headerDeadline.close();
     proxyExecutor.shutdownNow();
     router.close();
@@ -387,14 +394,6 @@ public final class Gateway implements AutoCloseable {
     store.close();
     registry.close();
     return drained;
-  }
-
-  private static void sleepMillis(long ms) {
-    try {
-      TimeUnit.MILLISECONDS.sleep(ms);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
   }
 
   private static java.util.concurrent.ThreadFactory daemon(String prefix) {

@@ -86,7 +86,6 @@ final class ProxyHandler {
   private final AtomicLong lastFallbackLog = new AtomicLong(System.nanoTime() - FALLBACK_LOG_NANOS);
   private final AtomicInteger inFlight = new AtomicInteger();
   private final AtomicInteger openLeases = new AtomicInteger();
-  private volatile boolean draining;
 
   ProxyHandler(Router router, BackendView backends, HttpClient client, Executor proxyExecutor,
       GatewayConfig config, ProxyMeters meters, Tokenizer tokenizer) {
@@ -117,22 +116,11 @@ final class ProxyHandler {
     return openLeases.get();
   }
 
-  /** From now on, new requests get {@code 503} with {@code Connection: close}. */
-  void drain() {
-    draining = true;
-  }
-
   /** Starts serving one request; completes {@code callback} when its answer has been sent. */
   void handle(Request request, Response response, Callback callback, Endpoint endpoint) {
     inFlight.incrementAndGet();
     Exchange ex = new Exchange(request, response, callback, meters, inFlight::decrementAndGet);
     try {
-      if (draining) {
-        response.getHeaders().put("Connection", "close");
-        ex.fail(new ApiError(503, "unavailable", "shutting_down", null,
-            "the gateway is shutting down", 1));
-        return;
-      }
       if (!"POST".equals(request.getMethod())) {
         ex.fail(new ApiError(405, "invalid_request_error", "method_not_allowed", null,
             "method " + request.getMethod() + " (expected: POST)", 0));
