@@ -84,6 +84,8 @@ public final class Gateway implements AutoCloseable {
   private static final AtomicInteger THREADS = new AtomicInteger();
   private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
   private static final long MAX_HELD_BYTES = AffinityRouter.Builder.DEFAULT_MAX_HELD_BYTES;
+  private static final int UPSTREAM_THREADS =
+      Math.max(2, Runtime.getRuntime().availableProcessors());
 
   private final GatewayConfig config;
   private final Router router;
@@ -98,7 +100,7 @@ public final class Gateway implements AutoCloseable {
   private final Server server;
   private final ServerConnector connector;
   private final GracefulHandler graceful;
-  private final ExecutorService proxyExecutor;
+  private final ExecutorService upstreamExecutor;
   private final AtomicBoolean closed = new AtomicBoolean();
   private volatile int port;
 
@@ -142,14 +144,20 @@ public final class Gateway implements AutoCloseable {
     fleet.addSnapshotListener(list -> router.refresh(view.replicas()));
     // a pod the discovery drops is forgotten at once, its index entries with it
     fleet.addRemovalListener(router::retire);
-    this.proxyExecutor = Executors.newCachedThreadPool(daemon("gateway-proxy-"));
+    // proxying never blocks on its client's threads: a few of them relay every stream at once
+    this.upstreamExecutor = Executors.newFixedThreadPool(UPSTREAM_THREADS,
+        daemon("gateway-upstream-"));
+    HttpClient upstream = HttpClient.newBuilder()
+        .version(HttpClient.Version.HTTP_1_1)
+        .connectTimeout(config.connectTimeout())
+        .executor(upstreamExecutor)
+        .build();
     this.headerDeadline = new HeaderDeadline(config.headerTimeout());
-    this.handler = new ProxyHandler(router, view, client, proxyExecutor, config, meters,
-        tokenizer);
-
     QueuedThreadPool threads = new QueuedThreadPool(config.maxThreads(), 8);
     threads.setName("gateway-http");
     threads.setDaemon(true);
+    this.handler = new ProxyHandler(router, view, upstream, threads, config, meters, tokenizer);
+
     this.server = new Server(threads);
     HttpConfiguration http = new HttpConfiguration();
     http.setRequestHeaderSize(config.maxHeaderBytes());
@@ -386,7 +394,7 @@ public final class Gateway implements AutoCloseable {
     }
     fleet.close(); // only now: in-flight requests kept their view of the backends
     headerDeadline.close();
-    proxyExecutor.shutdownNow();
+    upstreamExecutor.shutdownNow();
     router.close();
     if (tokenizer != null) {
       tokenizer.close();

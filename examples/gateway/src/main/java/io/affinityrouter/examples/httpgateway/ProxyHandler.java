@@ -63,8 +63,9 @@ import org.eclipse.jetty.util.Callback;
  * </ul>
  *
  * <p>Every error answer is in OpenAI's shape ({@link ApiError}) and logged as one line
- * ({@link FailureLog}). Thread-safe: the server's threads check and read; routing completes and
- * proxying runs on {@code proxyExecutor}.
+ * ({@link FailureLog}). Thread-safe: the server's threads check and read; a routing decision is
+ * handed to {@code executor} (the server's pool), and proxying holds no thread while it waits on
+ * the backend or the client ({@link Upstream}).
  */
 final class ProxyHandler {
   /** The largest request body accepted: {@value} bytes. */
@@ -75,7 +76,7 @@ final class ProxyHandler {
   private final Router router;
   private final BackendView backends;
   private final Upstream upstream;
-  private final Executor proxyExecutor;
+  private final Executor executor;
   private final ProxyMeters meters;
   private final String sessionHeader;
   private final String tenantHeader;
@@ -87,12 +88,12 @@ final class ProxyHandler {
   private final AtomicInteger inFlight = new AtomicInteger();
   private final AtomicInteger openLeases = new AtomicInteger();
 
-  ProxyHandler(Router router, BackendView backends, HttpClient client, Executor proxyExecutor,
+  ProxyHandler(Router router, BackendView backends, HttpClient client, Executor executor,
       GatewayConfig config, ProxyMeters meters, Tokenizer tokenizer) {
     this.router = router;
     this.backends = backends;
     this.upstream = new Upstream(client, config.responseTimeout(), backends);
-    this.proxyExecutor = proxyExecutor;
+    this.executor = executor;
     this.meters = meters;
     this.sessionHeader = config.sessionHeader();
     this.tenantHeader = config.tenantHeader();
@@ -292,7 +293,7 @@ final class ProxyHandler {
         meters.refused(decision.reason().name(), tenant);
       }
       try {
-        proxyExecutor.execute(() -> decided(ex, call, routing, decision, error, retried));
+        executor.execute(() -> decided(ex, call, routing, decision, error, retried));
       } catch (RejectedExecutionException e) {
         if (decision != null && decision.isRouted()) {
           decision.lease().close();
@@ -320,30 +321,44 @@ final class ProxyHandler {
       return;
     }
     Lease lease = new Lease(decision);
+    CompletableFuture<Upstream.Outcome> proxied;
     try {
       ex.replica = decision.replica().id();
       ex.reason = decision.reason().name();
-      Upstream.Outcome outcome = upstream.proxy(ex, call, decision, lease, meters);
-      if (outcome == Upstream.Outcome.REFUSED) {
-        lease.close();
-        backends.markFailed(ex.replica);
-        if (!retried) {
-          route(ex, call, routing, true); // it never reached the backend: safe to route again
-          return;
-        }
-        meters.upstreamError(ex.replica, 502);
-        ex.response.getHeaders().put("x-affinity-replica", ex.replica);
-        ex.fail(new ApiError(502, "bad_gateway", "backend_refused", null,
-            "backend " + ex.replica + " refused the connection", 0));
-      }
+      proxied = upstream.proxy(ex, call, decision, lease, meters);
     } catch (Throwable t) {
+      lease.close();
       ex.fail(internal(t));
-    } finally {
-      lease.close(); // a no-op after complete(); on every other path, the release
+      return;
     }
+    proxied.whenComplete((outcome, failure) -> {
+      try {
+        if (failure != null) {
+          ex.fail(internal(failure));
+        } else if (outcome == Upstream.Outcome.REFUSED) {
+          lease.close();
+          backends.markFailed(ex.replica);
+          if (!retried) {
+            route(ex, call, routing, true); // it never reached the backend: safe to route again
+            return;
+          }
+          meters.upstreamError(ex.replica, 502);
+          ex.response.getHeaders().put("x-affinity-replica", ex.replica);
+          ex.fail(new ApiError(502, "bad_gateway", "backend_refused", null,
+              "backend " + ex.replica + " refused the connection", 0));
+        }
+      } catch (Throwable t) {
+        ex.fail(internal(t));
+      } finally {
+        lease.close(); // a no-op after complete(); on every other path, the release
+      }
+    });
   }
 
   private static ApiError internal(Throwable t) {
+    if (t instanceof CompletionException && t.getCause() != null) {
+      t = t.getCause();
+    }
     return new ApiError(500, "internal_error", "internal_error", null,
         "internal error: " + t.getClass().getSimpleName(), 0);
   }

@@ -5,6 +5,7 @@ import java.nio.ByteBuffer;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
+import org.eclipse.jetty.io.EofException;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.handler.ErrorHandler;
@@ -25,6 +26,10 @@ final class ServerErrors extends ErrorHandler {
 
   @Override
   public boolean handle(Request request, Response response, Callback callback) {
+    if (request.getAttribute(ERROR_EXCEPTION) instanceof EofException eof) {
+      callback.failed(eof); // the connection is closing: no one to answer, the request logged its end
+      return true;
+    }
     int status = response.getStatus();
     if (status < 400 && request.getAttribute(ERROR_STATUS) instanceof Integer) {
       status = (Integer) request.getAttribute(ERROR_STATUS);
