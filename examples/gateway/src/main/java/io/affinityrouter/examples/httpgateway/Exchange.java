@@ -2,14 +2,11 @@ package io.affinityrouter.examples.httpgateway;
 
 import io.affinityrouter.examples.micrometer.ProxyMeters;
 import java.io.IOException;
-import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
-import org.eclipse.jetty.util.FutureCallback;
 
 /**
  * One request being answered: writes to the client, answers errors in OpenAI's shape
@@ -36,26 +33,6 @@ final class Exchange {
     this.callback = callback;
     this.meters = meters;
     this.onEnd = onEnd;
-  }
-
-  /**
-   * Writes {@code bytes} to the client, waiting until they are sent (the connection's idle timeout
-   * bounds a client that stops reading).
-   *
-   * @throws IOException if the client has gone away
-   */
-  void write(boolean last, ByteBuffer bytes) throws IOException {
-    FutureCallback done = new FutureCallback();
-    response.write(last, bytes, done);
-    try {
-      done.get();
-    } catch (ExecutionException e) {
-      throw e.getCause() instanceof IOException ? (IOException) e.getCause()
-          : new IOException("write failed", e.getCause());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new InterruptedIOException("interrupted while writing");
-    }
   }
 
   /**

@@ -29,15 +29,20 @@ import java.util.ServiceLoader;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.UnaryOperator;
 import org.eclipse.jetty.http.HttpCompliance;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.handler.GracefulHandler;
+import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.eclipse.jetty.util.thread.ScheduledExecutorScheduler;
 import org.slf4j.Logger;
@@ -79,6 +84,8 @@ public final class Gateway implements AutoCloseable {
   private static final AtomicInteger THREADS = new AtomicInteger();
   private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
   private static final long MAX_HELD_BYTES = AffinityRouter.Builder.DEFAULT_MAX_HELD_BYTES;
+  private static final int UPSTREAM_THREADS =
+      Math.max(2, Runtime.getRuntime().availableProcessors());
 
   private final GatewayConfig config;
   private final Router router;
@@ -92,7 +99,8 @@ public final class Gateway implements AutoCloseable {
   private final ProxyHandler handler;
   private final Server server;
   private final ServerConnector connector;
-  private final ExecutorService proxyExecutor;
+  private final GracefulHandler graceful;
+  private final ExecutorService upstreamExecutor;
   private final AtomicBoolean closed = new AtomicBoolean();
   private volatile int port;
 
@@ -136,14 +144,20 @@ public final class Gateway implements AutoCloseable {
     fleet.addSnapshotListener(list -> router.refresh(view.replicas()));
     // a pod the discovery drops is forgotten at once, its index entries with it
     fleet.addRemovalListener(router::retire);
-    this.proxyExecutor = Executors.newCachedThreadPool(daemon("gateway-proxy-"));
+    // proxying never blocks on its client's threads: a few of them relay every stream at once
+    this.upstreamExecutor = Executors.newFixedThreadPool(UPSTREAM_THREADS,
+        daemon("gateway-upstream-"));
+    HttpClient upstream = HttpClient.newBuilder()
+        .version(HttpClient.Version.HTTP_1_1)
+        .connectTimeout(config.connectTimeout())
+        .executor(upstreamExecutor)
+        .build();
     this.headerDeadline = new HeaderDeadline(config.headerTimeout());
-    this.handler = new ProxyHandler(router, view, client, proxyExecutor, config, meters,
-        tokenizer);
-
     QueuedThreadPool threads = new QueuedThreadPool(config.maxThreads(), 8);
     threads.setName("gateway-http");
     threads.setDaemon(true);
+    this.handler = new ProxyHandler(router, view, upstream, threads, config, meters, tokenizer);
+
     this.server = new Server(threads);
     HttpConfiguration http = new HttpConfiguration();
     http.setRequestHeaderSize(config.maxHeaderBytes());
@@ -161,9 +175,17 @@ public final class Gateway implements AutoCloseable {
     connector.setAcceptQueueSize(1024);
     connector.addEventListener(headerDeadline);
     server.addConnector(connector);
-    server.setErrorHandler(new ServerErrors(meters));
-    server.setHandler(new AdminRoutes(handler, headerDeadline, view, registry, closed::get));
-    server.setStopTimeout(0);
+    ServerErrors errors = new ServerErrors(meters);
+    server.setErrorHandler(errors);
+    this.graceful = new GracefulHandler(
+        new AdminRoutes(handler, headerDeadline, view, registry, closed::get)) {
+      @Override
+      protected void handleShutdownRejection(Request request, Response response,
+          Callback callback) {
+        errors.shuttingDown(request, response, callback);
+      }
+    };
+    server.setHandler(graceful);
   }
 
   /**
@@ -348,8 +370,9 @@ public final class Gateway implements AutoCloseable {
   }
 
   /**
-   * Stops accepting connections, waits up to {@code grace} for in-flight requests, then stops
-   * everything (requests still running are cut). Idempotent.
+   * Answers new requests on open connections with {@code 503} ({@link GracefulHandler}), stops
+   * accepting connections, waits up to {@code grace} for in-flight requests (the server's stop
+   * timeout), then stops everything (requests still running are cut). Idempotent.
    *
    * @return whether every in-flight request finished within the grace period
    */
@@ -357,29 +380,21 @@ public final class Gateway implements AutoCloseable {
     if (!closed.compareAndSet(false, true)) {
       return true;
     }
-    handler.drain();
-    fleet.close();
-    long deadline = System.nanoTime() + grace.toNanos();
-    try {
-      connector.close(); // stop accepting; open connections still get their answers
-    } catch (RuntimeException e) {
-      // already closed
-    }
-    boolean drained = true;
-    while (handler.inFlight() > 0) {
-      if (System.nanoTime() - deadline >= 0) {
-        drained = false;
-        break;
-      }
-      sleepMillis(10);
-    }
+    // refusing before the listener closes: a request that got a connection is answered 503
+    CompletableFuture<Void> idle = graceful.shutdown();
+    long ms = grace.toMillis();
+    server.setStopTimeout(ms);
+    boolean drained = ms > 0 || idle.isDone(); // without a stop timeout Jetty does not wait
     try {
       server.stop();
+    } catch (TimeoutException e) {
+      drained = false; // the grace ran out: what was left has been cut
     } catch (Exception e) {
-      // stopping cuts what is left; nothing more to do
+      LOG.debug("stopping the server", e);
     }
+    fleet.close(); // only now: in-flight requests kept their view of the backends
     headerDeadline.close();
-    proxyExecutor.shutdownNow();
+    upstreamExecutor.shutdownNow();
     router.close();
     if (tokenizer != null) {
       tokenizer.close();
@@ -387,14 +402,6 @@ public final class Gateway implements AutoCloseable {
     store.close();
     registry.close();
     return drained;
-  }
-
-  private static void sleepMillis(long ms) {
-    try {
-      TimeUnit.MILLISECONDS.sleep(ms);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
   }
 
   private static java.util.concurrent.ThreadFactory daemon(String prefix) {

@@ -15,7 +15,7 @@ import java.util.Map;
  *
  * <p>Streamed bytes arrive in arbitrary pieces: lines are reassembled before they are read; a line
  * longer than {@value #MAX_LINE_BYTES} bytes is skipped. Nothing is logged. Not thread-safe: one
- * counter per response, fed by the one thread that copies it.
+ * counter per response, fed by its relay one piece after another.
  */
 final class OutputTokenCounter {
   /** The longest server-sent-event line read; longer ones are skipped: {@value}. */

@@ -44,7 +44,8 @@ import org.eclipse.jetty.util.Callback;
  * <ul>
  *   <li>Headers: more than {@link GatewayConfig#maxHeaders()} fields, {@code 431}; a control
  *       character (below {@code 0x20} but tab, or {@code 0x7f}) in a value, {@code 400}.
- *   <li>Body: larger than {@value #MAX_BODY_BYTES} bytes, {@code 413}; not complete within
+ *   <li>Body: larger than {@value #MAX_BODY_BYTES} bytes (by its {@code Content-Length}, or as a
+ *       chunked one is read), {@code 413}; not complete within
  *       {@link GatewayConfig#bodyTimeout()}, {@code 408} (the connection is closed); malformed
  *       JSON or a bad field, {@code 400} with the parser's message (never the prompt).
  *   <li>A model no backend lists: {@code 404} {@code model_not_found}, as vLLM answers it.
@@ -62,8 +63,9 @@ import org.eclipse.jetty.util.Callback;
  * </ul>
  *
  * <p>Every error answer is in OpenAI's shape ({@link ApiError}) and logged as one line
- * ({@link FailureLog}). Thread-safe: the server's threads check and read; routing completes and
- * proxying runs on {@code proxyExecutor}.
+ * ({@link FailureLog}). Thread-safe: the server's threads check and read; a routing decision is
+ * handed to {@code executor} (the server's pool), and proxying holds no thread while it waits on
+ * the backend or the client ({@link Upstream}).
  */
 final class ProxyHandler {
   /** The largest request body accepted: {@value} bytes. */
@@ -74,7 +76,7 @@ final class ProxyHandler {
   private final Router router;
   private final BackendView backends;
   private final Upstream upstream;
-  private final Executor proxyExecutor;
+  private final Executor executor;
   private final ProxyMeters meters;
   private final String sessionHeader;
   private final String tenantHeader;
@@ -85,14 +87,13 @@ final class ProxyHandler {
   private final AtomicLong lastFallbackLog = new AtomicLong(System.nanoTime() - FALLBACK_LOG_NANOS);
   private final AtomicInteger inFlight = new AtomicInteger();
   private final AtomicInteger openLeases = new AtomicInteger();
-  private volatile boolean draining;
 
-  ProxyHandler(Router router, BackendView backends, HttpClient client, Executor proxyExecutor,
+  ProxyHandler(Router router, BackendView backends, HttpClient client, Executor executor,
       GatewayConfig config, ProxyMeters meters, Tokenizer tokenizer) {
     this.router = router;
     this.backends = backends;
     this.upstream = new Upstream(client, config.responseTimeout(), backends);
-    this.proxyExecutor = proxyExecutor;
+    this.executor = executor;
     this.meters = meters;
     this.sessionHeader = config.sessionHeader();
     this.tenantHeader = config.tenantHeader();
@@ -116,22 +117,11 @@ final class ProxyHandler {
     return openLeases.get();
   }
 
-  /** From now on, new requests get {@code 503} with {@code Connection: close}. */
-  void drain() {
-    draining = true;
-  }
-
   /** Starts serving one request; completes {@code callback} when its answer has been sent. */
   void handle(Request request, Response response, Callback callback, Endpoint endpoint) {
     inFlight.incrementAndGet();
     Exchange ex = new Exchange(request, response, callback, meters, inFlight::decrementAndGet);
     try {
-      if (draining) {
-        response.getHeaders().put("Connection", "close");
-        ex.fail(new ApiError(503, "unavailable", "shutting_down", null,
-            "the gateway is shutting down", 1));
-        return;
-      }
       if (!"POST".equals(request.getMethod())) {
         ex.fail(new ApiError(405, "invalid_request_error", "method_not_allowed", null,
             "method " + request.getMethod() + " (expected: POST)", 0));
@@ -176,7 +166,8 @@ final class ProxyHandler {
       request.fail(cause); // stop reading what is left of the body
       ex.fail(new ApiError(408, "invalid_request_error", "request_timeout", null,
           "body: not received within " + bodyTimeout.toMillis() + " ms", 0));
-    } else if (cause instanceof IllegalArgumentException) {
+    } else if (cause instanceof IllegalStateException) {
+      // what Jetty 12.1's asByteArrayAsync fails with once a body (chunked: no length) passes maxSize
       ex.fail(tooLarge());
     } else {
       ex.fail(ApiError.badRequest("invalid_body", null,
@@ -302,7 +293,7 @@ final class ProxyHandler {
         meters.refused(decision.reason().name(), tenant);
       }
       try {
-        proxyExecutor.execute(() -> decided(ex, call, routing, decision, error, retried));
+        executor.execute(() -> decided(ex, call, routing, decision, error, retried));
       } catch (RejectedExecutionException e) {
         if (decision != null && decision.isRouted()) {
           decision.lease().close();
@@ -330,30 +321,44 @@ final class ProxyHandler {
       return;
     }
     Lease lease = new Lease(decision);
+    CompletableFuture<Upstream.Outcome> proxied;
     try {
       ex.replica = decision.replica().id();
       ex.reason = decision.reason().name();
-      Upstream.Outcome outcome = upstream.proxy(ex, call, decision, lease, meters);
-      if (outcome == Upstream.Outcome.REFUSED) {
-        lease.close();
-        backends.markFailed(ex.replica);
-        if (!retried) {
-          route(ex, call, routing, true); // it never reached the backend: safe to route again
-          return;
-        }
-        meters.upstreamError(ex.replica, 502);
-        ex.response.getHeaders().put("x-affinity-replica", ex.replica);
-        ex.fail(new ApiError(502, "bad_gateway", "backend_refused", null,
-            "backend " + ex.replica + " refused the connection", 0));
-      }
+      proxied = upstream.proxy(ex, call, decision, lease, meters);
     } catch (Throwable t) {
+      lease.close();
       ex.fail(internal(t));
-    } finally {
-      lease.close(); // a no-op after complete(); on every other path, the release
+      return;
     }
+    proxied.whenComplete((outcome, failure) -> {
+      try {
+        if (failure != null) {
+          ex.fail(internal(failure));
+        } else if (outcome == Upstream.Outcome.REFUSED) {
+          lease.close();
+          backends.markFailed(ex.replica);
+          if (!retried) {
+            route(ex, call, routing, true); // it never reached the backend: safe to route again
+            return;
+          }
+          meters.upstreamError(ex.replica, 502);
+          ex.response.getHeaders().put("x-affinity-replica", ex.replica);
+          ex.fail(new ApiError(502, "bad_gateway", "backend_refused", null,
+              "backend " + ex.replica + " refused the connection", 0));
+        }
+      } catch (Throwable t) {
+        ex.fail(internal(t));
+      } finally {
+        lease.close(); // a no-op after complete(); on every other path, the release
+      }
+    });
   }
 
   private static ApiError internal(Throwable t) {
+    if (t instanceof CompletionException && t.getCause() != null) {
+      t = t.getCause();
+    }
     return new ApiError(500, "internal_error", "internal_error", null,
         "internal error: " + t.getClass().getSimpleName(), 0);
   }

@@ -5,6 +5,7 @@ import java.nio.ByteBuffer;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
+import org.eclipse.jetty.io.EofException;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.handler.ErrorHandler;
@@ -12,8 +13,9 @@ import org.eclipse.jetty.util.Callback;
 
 /**
  * The server's own error answers (a request it could not parse: a bad {@code Content-Length}, a
- * header block over the limit, a bad request line; or a handler that threw) in OpenAI's shape
- * instead of an HTML page, each logged as one line and counted. Thread-safe.
+ * header block over the limit, a bad request line; or a handler that threw) and the refusals while
+ * shutting down, in OpenAI's shape instead of an HTML page, each logged as one line and counted.
+ * Thread-safe.
  */
 final class ServerErrors extends ErrorHandler {
   private final ProxyMeters meters;
@@ -24,6 +26,10 @@ final class ServerErrors extends ErrorHandler {
 
   @Override
   public boolean handle(Request request, Response response, Callback callback) {
+    if (request.getAttribute(ERROR_EXCEPTION) instanceof EofException eof) {
+      callback.failed(eof); // the connection is closing: no one to answer, the request logged its end
+      return true;
+    }
     int status = response.getStatus();
     if (status < 400 && request.getAttribute(ERROR_STATUS) instanceof Integer) {
       status = (Integer) request.getAttribute(ERROR_STATUS);
@@ -49,6 +55,21 @@ final class ServerErrors extends ErrorHandler {
     record(error, null, null, null);
     fields.put(HttpHeader.CONTENT_TYPE, "application/json");
     return ByteBuffer.wrap(error.body());
+  }
+
+  /** A request arriving while the gateway shuts down: {@code 503}, and the connection closed. */
+  void shuttingDown(Request request, Response response, Callback callback) {
+    ApiError error = new ApiError(503, "unavailable", "shutting_down", null,
+        "the gateway is shutting down", 1);
+    record(error, request.getMethod(), request.getHttpURI().getPath(),
+        Request.getRemoteAddr(request));
+    response.setStatus(error.status());
+    response.getHeaders().put(HttpHeader.RETRY_AFTER, Long.toString(error.retryAfterSeconds()));
+    response.getHeaders().put(HttpHeader.CONNECTION, "close");
+    response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
+    byte[] body = error.body();
+    response.getHeaders().put(HttpHeader.CONTENT_LENGTH, Long.toString(body.length));
+    response.write(true, ByteBuffer.wrap(body), callback);
   }
 
   private void record(ApiError error, String method, String path, String remote) {

@@ -274,6 +274,52 @@ class HostileClientsTest {
   }
 
   @Test
+  void aFiftyMegabyteChunkedBodyGets413() throws Exception {
+    byte[] head = ("POST " + CHAT + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        + "Transfer-Encoding: chunked\r\n\r\n").getBytes(StandardCharsets.UTF_8);
+    byte[] chunk = new byte[64 << 10];
+    java.util.Arrays.fill(chunk, (byte) 'a');
+    byte[] chunkHead = (Integer.toHexString(chunk.length) + "\r\n").getBytes(StandardCharsets.UTF_8);
+    byte[] crlf = "\r\n".getBytes(StandardCharsets.UTF_8);
+    try (Socket s = new Socket("127.0.0.1", g.port())) {
+      s.setSoTimeout(20_000);
+      Thread writer = new Thread(() -> { // a writer of its own: the answer comes before the end
+        try {
+          OutputStream out = s.getOutputStream();
+          out.write(head);
+          for (long sent = 0; sent < 50L << 20; sent += chunk.length) {
+            out.write(chunkHead);
+            out.write(chunk);
+            out.write(crlf);
+          }
+          out.write("0\r\n\r\n".getBytes(StandardCharsets.UTF_8));
+          out.flush();
+        } catch (IOException e) {
+          // cut by the server once it has answered
+        }
+      }, "chunked-writer");
+      writer.setDaemon(true);
+      writer.start();
+      RawHttp.Answer a = RawHttp.read(s.getInputStream());
+      assertThat(a.status()).as(a.head() + a.body()).isEqualTo(413);
+      assertThat(error(a).get("code")).isEqualTo("body_too_large");
+    }
+    assertThat(fleet.backends).allSatisfy(b -> assertThat(b.finishedRequests()).isZero());
+    nothingLeaked();
+  }
+
+  @Test
+  void aDeclaredContentLengthOverTheLimitGets413BeforeTheBody() throws Exception {
+    byte[] request = ("POST " + CHAT + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        + "Content-Length: " + (50L << 20) + "\r\n\r\n" + chat(TestFleet.MODEL))
+        .getBytes(StandardCharsets.UTF_8);
+    RawHttp.Answer a = send(request);
+    assertThat(a.status()).as(a.head() + a.body()).isEqualTo(413);
+    assertThat(error(a).get("code")).isEqualTo("body_too_large");
+    nothingLeaked();
+  }
+
+  @Test
   void unknownModelGets404ModelNotFoundWithoutRetryAfter() throws Exception {
     for (int i = 0; i < 6; i++) {
       RawHttp.Answer a = send(RawHttp.request("POST", CHAT, chat("no-such-model"),
