@@ -243,7 +243,9 @@ public final class AffinityRouter {
      * turns it on with default bounds).
      *
      * <p>New work (a request without a session, or the first turn this router sees of one) is held
-     * when even the cheapest replica has more than a second of work queued ahead of it; a returning
+     * when the cheapest replica has more than 3 s of work queued beyond what it runs, or more than
+     * 0.15 s while its cache turns over faster than sessions come back (free KV over the KV write
+     * rate, against the median return interval); a returning
      * turn always goes to its replica, and waits in the queue only while that replica is at its
      * in-flight limit (it is never moved because the fleet is busy). Held requests are admitted
      * fairly across tenants by tokens and in arrival order within a tenant, when a lease closes or

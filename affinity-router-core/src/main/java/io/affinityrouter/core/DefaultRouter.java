@@ -57,7 +57,12 @@ final class DefaultRouter implements Router {
    * Estimated queue seconds ahead of a new request on the cheapest replica past which it is held:
    * {@value}.
    */
-  static final double HOLD_WAIT_SECONDS = 1.0;
+  static final double HOLD_WAIT_SECONDS = 3.0;
+  /**
+   * Queued seconds beyond the running sequences past which new work waits on a thrashing replica
+   * ({@link #thrashing}): a queue of a few short prefills.
+   */
+  static final double THRASH_WAIT_SECONDS = 0.15;
 
   /**
    * What a stage returns for "hold this request": never returned to a caller, compared by
@@ -283,7 +288,30 @@ final class DefaultRouter implements Router {
     int c = sel.candidate;
     double running = costModel.runningSeconds(
         CostModel.running(sel.replicas.get(c).load(), sel.states[c]));
-    return sel.queue[c] - running > holdWaitSeconds;
+    double beyond = sel.queue[c] - running;
+    return beyond > holdWaitSeconds || beyond > THRASH_WAIT_SECONDS && thrashing(sel, c);
+  }
+
+  /**
+   * Whether replica {@code c}'s cache turns over faster than sessions come back: its free KV over
+   * the rate it is written (the engine's counter, else this router's own writes) is shorter than
+   * the median return interval, so a new session's context would evict those of sessions about to
+   * return.
+   */
+  private boolean thrashing(Selection sel, int c) {
+    double back = pinning.returnSeconds();
+    if (back <= 0) {
+      return false;
+    }
+    long now = tracker.nowMillis();
+    ReplicaState state = sel.states[c];
+    double rate = state.engineWrittenTokensPerSecond(now);
+    if (rate < 0) {
+      rate = state.writtenTokensPerSecond(now);
+    }
+    double lifetime = state.cacheLifetimeSeconds(sel.replicas.get(c).load().kvCapacityTokens(),
+        rate);
+    return lifetime < back; // NaN (capacity unknown): false
   }
 
   @Override

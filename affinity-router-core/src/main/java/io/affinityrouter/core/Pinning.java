@@ -7,8 +7,10 @@ import io.affinityrouter.RoutingDecision;
 import io.affinityrouter.RoutingReason;
 import io.affinityrouter.spi.Binding;
 import io.affinityrouter.spi.BindingKey;
+import io.affinityrouter.spi.SessionContext;
 import java.time.Duration;
 import java.time.InstantSource;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeoutException;
@@ -48,8 +50,32 @@ import org.jspecify.annotations.Nullable;
 final class Pinning {
   private static final int MAX_REPIN_ATTEMPTS = 3;
 
-  /** A binding the store confirmed to this router. */
-  private record Known(String replicaId, long generation) {}
+  /**
+   * A binding the store confirmed to this router, and when this router last routed the session.
+   * Compared by identity: a change replaces the instance read from the cache.
+   */
+  private static final class Known {
+    final String replicaId;
+    final long generation;
+    volatile long routedMillis;
+
+    Known(String replicaId, long generation, long routedMillis) {
+      this.replicaId = replicaId;
+      this.generation = generation;
+      this.routedMillis = routedMillis;
+    }
+
+    String replicaId() {
+      return replicaId;
+    }
+
+    long generation() {
+      return generation;
+    }
+  }
+
+  // Sessions' return intervals: only a router that holds new work reads them.
+  private static final double RETURN_QUANTILE = 0.5;
 
   /** Where degraded decisions sent a session, and the generation this router knew then. */
   private record Degraded(String replicaId, long knownGeneration) {}
@@ -65,6 +91,8 @@ final class Pinning {
   private final boolean holding;
   private final Cache<BindingKey, Known> lastKnown;
   private final Cache<BindingKey, Degraded> degradedSessions;
+  private final InstantSource clock;
+  private final @Nullable DecayingQuantile returns; // null: not holding
   // Built once: the common path allocates no step and no handler.
   private final Step<Binding> afterClaim = this::afterClaim;
   private final BiConsumer<BindingKey, Binding> late = this::heard;
@@ -81,6 +109,9 @@ final class Pinning {
     this.decide = decide;
     this.listeners = listeners;
     this.holding = holding;
+    this.clock = clock;
+    this.returns = holding ? new DecayingQuantile(RETURN_QUANTILE, AffinityBudget.HALF_LIFE,
+        AffinityBudget.WARM_UP) : null;
     this.lastKnown = Caffeine.newBuilder().maximumSize(rememberedSessions)
         .expireAfterAccess(bindingTtl).ticker(() -> clock.millis() * 1_000_000L)
         .executor(Runnable::run).build();
@@ -177,6 +208,31 @@ final class Pinning {
     return afterBinding(sel, b, 0);
   }
 
+  /**
+   * Records how long the session took to come back: since the last turn, as the binding's context
+   * says when another router routed it, else since this router did.
+   */
+  private void returned(Binding b, @Nullable Known known) {
+    long now = clock.millis();
+    SessionContext context = b.context();
+    long since = context != null ? context.ageMillis() : known != null ? now - known.routedMillis
+        : -1;
+    if (since >= 0) {
+      Objects.requireNonNull(returns).record(since / 1000.0);
+    }
+    if (known != null) {
+      known.routedMillis = now;
+    }
+  }
+
+  /**
+   * The median time sessions take to come back to this router, seconds; 0 until enough have (or
+   * without holding).
+   */
+  double returnSeconds() {
+    return returns == null ? 0 : returns.get();
+  }
+
   /** Whether a failed claim timed out (it may still land), wrapped or not. */
   private static boolean timedOut(Throwable ex) {
     for (Throwable t = ex; t != null; t = t.getCause()) {
@@ -198,6 +254,9 @@ final class Pinning {
     // The index knows only what this router sent; the binding says what another router sent last.
     if (bound >= 0 && b.context() != null) {
       score.credit(sel, bound, b.context());
+    }
+    if (returns != null && !b.written()) {
+      returned(b, known);
     }
     if (bound == c) {
       RoutingReason reason = attempt > 0 ? RoutingReason.SESSION_ADOPTED
@@ -262,7 +321,7 @@ final class Pinning {
     while (known == null || known.generation() < b.generation()
         || known.generation() == b.generation() && !known.replicaId().equals(b.replicaId())) {
       if (fresh == null) {
-        fresh = new Known(b.replicaId(), b.generation());
+        fresh = new Known(b.replicaId(), b.generation(), clock.millis());
       }
       if (known == null ? lastKnown.asMap().putIfAbsent(key, fresh) == null
           : lastKnown.asMap().replace(key, known, fresh)) {

@@ -211,7 +211,7 @@ class AdmissionTest {
   }
 
   @Test
-  void newWorkIsHeldWhenEvenTheCheapestReplicaHasASecondQueuedButAKnownSessionGoesThrough() {
+  void newWorkIsHeldWhenEvenTheCheapestReplicaHasSecondsQueuedButAKnownSessionGoesThrough() {
     Router router = builder().build();
     List<Replica> fleet = replicas(2);
     int[] context = tokens(1, 512);
@@ -220,7 +220,7 @@ class AdmissionTest {
     // A long uncached prompt on each replica queues seconds of prefill on both.
     List<RoutingDecision> load = new ArrayList<>();
     for (int i = 0; i < 2; i++) {
-      load.add(router.select(anonymous(tokens(100 + i, 60_000)), fleet));
+      load.add(router.select(anonymous(tokens(100 + i, 120_000)), fleet));
     }
     assertThat(load).allSatisfy(d -> assertThat(d.isRouted()).isTrue());
 
@@ -241,6 +241,45 @@ class AdmissionTest {
     assertThat(fresh.join().isRouted()).isTrue();
     assertThat(newSession).isDone();
     assertThat(newSession.join().reason()).isEqualTo(RoutingReason.SESSION_CLAIMED);
+  }
+
+  @Test
+  void newWorkWaitsWhereTheCacheTurnsOverFasterThanSessionsComeBack() {
+    for (long writtenPerTurn : new long[] {1_000_000, 0}) {
+      Router router = builder().build();
+      // Sessions come back every 10 s: 300 returns teach the router so. The engine writes
+      // 100,000 tokens/s into 200,000 of KV (a context lives 2 s), or nothing.
+      int[] context = tokens(1, 64);
+      List<Replica> fleet = List.of();
+      for (int turn = 0; turn < 300; turn++) {
+        fleet = List.of(Replica.builder("r0").load(ReplicaLoad.builder().kvCapacityTokens(200_000)
+            .kvWrittenTokens(1 + turn * writtenPerTurn).build()).build());
+        router.select(session("s", context), fleet).lease().close();
+        if (turn < 3) {
+          router.select(session("load-" + turn, tokens(100 + turn, 64)), fleet).lease().close();
+        }
+        clock.advance(Duration.ofSeconds(10));
+      }
+      // Their next turns queue a second of prefill: under the 3 s that hold any new work.
+      // Returning turns, so never held themselves.
+      for (int i = 0; i < 3; i++) {
+        assertThat(async(router, session("load-" + i, tokens(100 + i, 8_000)), fleet))
+            .isCompletedWithValueMatching(RoutingDecision::isRouted);
+      }
+      CompletableFuture<RoutingDecision> newSession =
+          async(router, session("new-" + writtenPerTurn, tokens(7, 64)), fleet);
+      CompletableFuture<RoutingDecision> returning = async(router, session("s", context), fleet);
+
+      assertThat(returning).as("a returning turn").isDone();
+      if (writtenPerTurn > 0) {
+        assertThat(newSession).as("a new session on a thrashing replica").isNotDone();
+        assertThat(router.heldRequests()).isEqualTo(1);
+      } else {
+        assertThat(newSession).as("a new session where contexts outlive the returns").isDone();
+        assertThat(newSession.join().reason()).isEqualTo(RoutingReason.SESSION_CLAIMED);
+      }
+      router.close();
+    }
   }
 
   @Test
