@@ -303,14 +303,8 @@ final class DefaultRouter implements Router {
     if (back <= 0) {
       return false;
     }
-    long now = tracker.nowMillis();
-    ReplicaState state = sel.states[c];
-    double rate = state.engineWrittenTokensPerSecond(now);
-    if (rate < 0) {
-      rate = state.writtenTokensPerSecond(now);
-    }
-    double lifetime = state.cacheLifetimeSeconds(sel.replicas.get(c).load().kvCapacityTokens(),
-        rate);
+    double lifetime = Score.lifetimeSeconds(sel.replicas.get(c).load(), sel.states[c],
+        tracker.nowMillis());
     return lifetime < back; // NaN (capacity unknown): false
   }
 
