@@ -27,6 +27,11 @@ final class BindingKeyFormat {
     return prefix + "load";
   }
 
+  /** The hash of the lifecycle lease {@code name} ({@code RedisLifecycleLease}). */
+  String leaseKey(String name) {
+    return prefix + "lease:" + name;
+  }
+
   /** The prefix of the per-replica sets of fleet-wide slots ({@code RedisFleetLimits}). */
   String inFlightPrefix() {
     return prefix + "inflight:";

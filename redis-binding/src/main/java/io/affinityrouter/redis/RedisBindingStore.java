@@ -1,5 +1,6 @@
 package io.affinityrouter.redis;
 
+import io.affinityrouter.internal.Checks;
 import io.affinityrouter.spi.Binding;
 import io.affinityrouter.spi.BindingKey;
 import io.affinityrouter.spi.BindingStore;
@@ -123,6 +124,19 @@ public final class RedisBindingStore implements BindingStore {
    */
   public RedisFleetLimits fleetLimits() {
     return new RedisFleetLimits(connections.scripting, keys.inFlightPrefix());
+  }
+
+  /**
+   * A {@link io.affinityrouter.spi.LifecycleLease} over this store's connection (one hash,
+   * {@code <keyPrefix>lease:<name>}, beside the bindings): give the same name to every gateway's
+   * {@code ModelLifecycle.Builder.lease} so that one of them runs the model lifecycle. Closing the
+   * store ends it; closing the lease leaves the store open.
+   *
+   * @throws IllegalArgumentException if {@code name} is blank
+   */
+  public RedisLifecycleLease lifecycleLease(String name) {
+    Checks.notBlank(name, "name");
+    return new RedisLifecycleLease(connections.scripting, keys.leaseKey(name));
   }
 
   /** A builder; see {@link RedisBindingStoreBuilder} for the options and their defaults. */
