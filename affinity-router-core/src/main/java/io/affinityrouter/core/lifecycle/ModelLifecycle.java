@@ -27,6 +27,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -76,7 +77,7 @@ import org.jspecify.annotations.Nullable;
  * <pre>{@code
  * ModelLifecycle lifecycle = ModelLifecycle.builder()
  *     .claims(claims).fleet(fleetView).gpuMemoryBytes(80L << 30).build().start();
- * Router router = AffinityRouter.builder().listener(lifecycle.listener()).build();
+ * Router router = AffinityRouter.builder().addListener(lifecycle.listener()).build();
  * }</pre>
  *
  * <p>Use {@link #listener()} instead of {@link FleetView#wakeListener()}, not beside it: the
@@ -94,6 +95,8 @@ public final class ModelLifecycle implements AutoCloseable {
   public static final Duration DEFAULT_PRESSURE_DELAY = Duration.ofSeconds(5);
   /** Default {@link Builder#actionTimeout}: 2 minutes (a level-2 wake reloads the weights). */
   public static final Duration DEFAULT_ACTION_TIMEOUT = Duration.ofMinutes(2);
+  /** How long {@link #close()} waits for the lease's release: 2 s. */
+  public static final Duration RELEASE_WAIT = Duration.ofSeconds(2);
   /** Default first retry delay of {@link Builder#retryBackoff}: 1 s. */
   public static final Duration DEFAULT_INITIAL_BACKOFF = Duration.ofSeconds(1);
   /** Default longest retry delay of {@link Builder#retryBackoff}: 60 s. */
@@ -177,6 +180,11 @@ public final class ModelLifecycle implements AutoCloseable {
     return listener;
   }
 
+  /** The claims, in the order given. */
+  public List<ModelClaim> claims() {
+    return List.copyOf(claims.values());
+  }
+
   /** This gateway's holder name on the lease. */
   public String holder() {
     return holder;
@@ -221,8 +229,10 @@ public final class ModelLifecycle implements AutoCloseable {
     }
     CompletableFuture<List<LifecycleAction>> round;
     try {
+      // Started, rounds plan on the lifecycle's thread, not on the lease store's I/O threads.
+      Executor planner = plannerExecutor();
       round = lease.acquire(holder, leaseTtl).toCompletableFuture()
-          .handle((held, error) -> afterAcquire(held, error))
+          .handleAsync((held, error) -> afterAcquire(held, error), planner)
           .thenCompose(Function.identity());
     } catch (RuntimeException e) {
       round = CompletableFuture.completedFuture(leaseLost(e));
@@ -266,8 +276,10 @@ public final class ModelLifecycle implements AutoCloseable {
   }
 
   /**
-   * Stops the rounds and gives the lease up if this gateway holds it. Actions under way are not
-   * cancelled (their answers are ignored). Neither the lease nor the actuator is closed. Idempotent.
+   * Stops the rounds and gives the lease up if this gateway holds it, waiting up to
+   * {@link #RELEASE_WAIT} for the store's answer so that another gateway can take over at once
+   * (the caller may close the store next). Actions under way are not cancelled (their answers are
+   * ignored). Neither the lease nor the actuator is closed. Idempotent.
    */
   @Override
   public void close() {
@@ -287,12 +299,12 @@ public final class ModelLifecycle implements AutoCloseable {
     }
     if (held != 0) {
       try {
-        lease.release(holder, held).exceptionally(e -> {
-          warn("lifecycle lease release failed", e);
-          return null;
-        });
-      } catch (RuntimeException e) {
-        warn("lifecycle lease release failed", e);
+        lease.release(holder, held).toCompletableFuture()
+            .get(RELEASE_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      } catch (Exception e) {
+        warn("lifecycle lease release failed; the others take over when it expires", e);
       }
     }
   }
@@ -343,6 +355,17 @@ public final class ModelLifecycle implements AutoCloseable {
       warn("lifecycle lease unavailable; not acting", error);
     }
     return List.of();
+  }
+
+  private synchronized Executor plannerExecutor() {
+    ScheduledExecutorService s = scheduler;
+    return s == null ? Runnable::run : command -> {
+      try {
+        s.execute(command);
+      } catch (RuntimeException e) {
+        command.run(); // closing: finish the round here
+      }
+    };
   }
 
   private void runQuietly() {
