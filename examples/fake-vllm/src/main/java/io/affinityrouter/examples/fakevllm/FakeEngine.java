@@ -33,6 +33,7 @@ final class FakeEngine {
   private final LongAdder finished = new LongAdder();
   private final LongAdder aborted = new LongAdder();
   private final LongAdder wakeUps = new LongAdder();
+  private final LongAdder sleeps = new LongAdder();
   private volatile int sleepLevel; // 0 awake, 1 weights offloaded, 2 everything discarded
 
   private final KvEventPublisher events; // null: the engine publishes none
@@ -124,6 +125,7 @@ final class FakeEngine {
     if (level == 2) {
       cache.clear();
     }
+    sleeps.increment();
     sleepLevel = level;
   }
 
@@ -171,6 +173,10 @@ final class FakeEngine {
 
   long aborted() {
     return aborted.sum();
+  }
+
+  long sleeps() {
+    return sleeps.sum();
   }
 
   long wakeUps() {

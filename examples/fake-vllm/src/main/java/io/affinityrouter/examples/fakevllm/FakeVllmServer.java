@@ -192,6 +192,11 @@ public final class FakeVllmServer implements AutoCloseable {
     return engine.aborted();
   }
 
+  /** How many times {@code POST /sleep} put the engine to sleep. */
+  public long sleeps() {
+    return engine.sleeps();
+  }
+
   /** How many times {@code POST /wake_up} was called. */
   public long wakeUps() {
     return engine.wakeUps();

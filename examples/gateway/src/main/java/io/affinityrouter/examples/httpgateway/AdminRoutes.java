@@ -1,6 +1,7 @@
 package io.affinityrouter.examples.httpgateway;
 
 import io.affinityrouter.ReplicaHealth;
+import io.affinityrouter.core.lifecycle.LifecycleState;
 import io.affinityrouter.examples.json.Json;
 import io.affinityrouter.examples.openai.Endpoint;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -10,6 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 import org.eclipse.jetty.io.Connection;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
@@ -21,8 +23,9 @@ import org.eclipse.jetty.util.Callback;
  * {@code GET /v1/models} (the backends' models, {@link Models}), {@code GET /metrics} (the
  * gateway's meters in Prometheus text), {@code GET /health/live} (200 while the process serves),
  * {@code GET /health/ready} and {@code GET /health} (200 once the backend view has a first
- * snapshot and the gateway is not shutting down, else 503). Anything else is a JSON {@code 404}.
- * Thread-safe.
+ * snapshot and the gateway is not shutting down, else 503; with model claims, also the
+ * lifecycle's state: whether this gateway leads, and each claimed model's copies). Anything else
+ * is a JSON {@code 404}. Thread-safe.
  */
 final class AdminRoutes extends Handler.Abstract {
   private final ProxyHandler proxy;
@@ -30,15 +33,18 @@ final class AdminRoutes extends Handler.Abstract {
   private final BackendView backends;
   private final PrometheusMeterRegistry registry;
   private final BooleanSupplier closing;
+  private final Supplier<LifecycleState> lifecycle; // null without claims
   private final long createdEpochSeconds = System.currentTimeMillis() / 1000;
 
   AdminRoutes(ProxyHandler proxy, HeaderDeadline deadline, BackendView backends,
-      PrometheusMeterRegistry registry, BooleanSupplier closing) {
+      PrometheusMeterRegistry registry, BooleanSupplier closing,
+      Supplier<LifecycleState> lifecycle) {
     this.proxy = proxy;
     this.deadline = deadline;
     this.backends = backends;
     this.registry = registry;
     this.closing = closing;
+    this.lifecycle = lifecycle;
   }
 
   @Override
@@ -103,8 +109,35 @@ final class AdminRoutes extends Handler.Abstract {
     body.put("status", ready ? "ready" : closing.getAsBoolean() ? "shutting_down" : "starting");
     body.put("backends", (long) backends.replicas().size());
     body.put("healthy_backends", healthy);
+    if (lifecycle != null) {
+      body.put("lifecycle", lifecycle(lifecycle.get()));
+    }
     return send(response, callback, ready ? 200 : 503, "application/json",
         Json.write(body).getBytes(StandardCharsets.UTF_8));
+  }
+
+  /**
+   * {@code {"leader":true,"actions_in_flight":0,"models":{"m":{"awake":1,"asleep":1,"waking":0,
+   * "min_awake":1,"max_awake":4}}}} ({@code max_awake} absent when unbounded).
+   */
+  private static Map<String, Object> lifecycle(LifecycleState state) {
+    Map<String, Object> models = new LinkedHashMap<>();
+    for (LifecycleState.ModelStatus m : state.models()) {
+      Map<String, Object> model = new LinkedHashMap<>();
+      model.put("awake", (long) m.awake());
+      model.put("asleep", (long) m.asleep());
+      model.put("waking", (long) m.waking());
+      model.put("min_awake", (long) m.minAwake());
+      if (m.maxAwake() != Integer.MAX_VALUE) {
+        model.put("max_awake", (long) m.maxAwake());
+      }
+      models.put(m.model(), model);
+    }
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("leader", state.leader());
+    out.put("actions_in_flight", (long) state.inFlight().size());
+    out.put("models", models);
+    return out;
   }
 
   private static boolean error(Response response, Callback callback, ApiError error) {

@@ -11,6 +11,13 @@ import java.util.ArrayList;
 import io.affinityrouter.Router;
 import io.affinityrouter.core.AffinityRouter;
 import io.affinityrouter.core.engine.FleetView;
+import io.affinityrouter.core.lifecycle.LifecycleState;
+import io.affinityrouter.core.lifecycle.ModelLifecycle;
+import io.affinityrouter.redis.RedisBindingStore;
+import io.affinityrouter.spi.LifecycleLease;
+import java.util.HashMap;
+import java.util.Optional;
+import java.util.UUID;
 import io.affinityrouter.examples.micrometer.MicrometerRoutingListener;
 import io.affinityrouter.examples.micrometer.ProxyMeters;
 import io.affinityrouter.examples.micrometer.TimedBindingStore;
@@ -69,6 +76,12 @@ import org.slf4j.LoggerFactory;
  * process ({@link InProcessTokenizer}) from the configured models' files; with {@link GatewayConfig#kvEvents()}, the router's prefix index is fed the
  * backends' KV-cache events ({@link FleetView#kvEvents}).
  *
+ * <p>With {@link GatewayConfig#claims()}, a {@link ModelLifecycle} over the fleet view puts idle
+ * models to sleep on their backends ({@code POST /sleep}) and wakes them where they fit
+ * ({@code POST /wake_up}); its listener takes the place of the fleet view's wake listener, and its
+ * state is on {@code /metrics} ({@link LifecycleMeters}) and {@code /health}. Of several gateways
+ * sharing a Redis store only the holder of the store's lifecycle lease acts.
+ *
  * <p>Limits ({@link GatewayConfig}): header block size and field count, header and body read
  * timeouts, connection idle timeout, body size; every refusal is an OpenAI-style JSON error.
  *
@@ -84,6 +97,8 @@ public final class Gateway implements AutoCloseable {
   private static final AtomicInteger THREADS = new AtomicInteger();
   private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
   private static final long MAX_HELD_BYTES = AffinityRouter.Builder.DEFAULT_MAX_HELD_BYTES;
+  /** The lifecycle lease's name: one for every gateway of a deployment sharing a Redis store. */
+  static final String LIFECYCLE_LEASE = "gateway-lifecycle";
   private static final int UPSTREAM_THREADS =
       Math.max(2, Runtime.getRuntime().availableProcessors());
 
@@ -91,6 +106,8 @@ public final class Gateway implements AutoCloseable {
   private final Router router;
   private final BindingStore store;
   private final FleetView fleet;
+  private final ModelLifecycle lifecycle; // null: no claims, the fleet view wakes on request
+  private final LifecycleLease lifecycleLease; // null with lifecycle
   private final Tokenizer tokenizer; // null: prompts routed on their text
   private final BackendView view;
   private final PrometheusMeterRegistry registry;
@@ -116,12 +133,21 @@ public final class Gateway implements AutoCloseable {
     config.backends().keySet().forEach(meters::register);
     this.fleet = fleet(config, client);
     this.view = decorate.apply(BackendView.of(fleet));
-    this.store = sharedStore != null ? TimedBindingStore.wrap(sharedStore, registry, false)
-        : TimedBindingStore.wrap(ownStore(config), registry, true);
+    BindingStore rawStore = sharedStore != null ? sharedStore : ownStore(config);
+    this.store = TimedBindingStore.wrap(rawStore, registry, sharedStore == null);
+    if (config.claims().isEmpty()) {
+      this.lifecycleLease = null;
+      this.lifecycle = null;
+    } else {
+      this.lifecycleLease = lifecycleLease(rawStore);
+      this.lifecycle = lifecycle(config, fleet, lifecycleLease);
+      LifecycleMeters.register(registry, lifecycle, lifecycle.claims());
+    }
     AffinityRouter.Builder rb = AffinityRouter.builder()
         .storeTimeout(config.storeTimeout())
         .bindingStore(store)
-        .addListener(fleet.wakeListener())
+        // the lifecycle wakes a sleeping model where it fits; without it, where the router asks
+        .addListener(lifecycle != null ? lifecycle.listener() : fleet.wakeListener())
         .addListener(new MicrometerRoutingListener(registry));
     if (config.maxInFlightPerBackend() > 0) {
       rb.maxInFlightRequests(config.maxInFlightPerBackend());
@@ -178,7 +204,8 @@ public final class Gateway implements AutoCloseable {
     ServerErrors errors = new ServerErrors(meters);
     server.setErrorHandler(errors);
     this.graceful = new GracefulHandler(
-        new AdminRoutes(handler, headerDeadline, view, registry, closed::get)) {
+        new AdminRoutes(handler, headerDeadline, view, registry, closed::get,
+            lifecycle == null ? null : lifecycle::state)) {
       @Override
       protected void handleShutdownRejection(Request request, Response response,
           Callback callback) {
@@ -211,6 +238,44 @@ public final class Gateway implements AutoCloseable {
       b.endpoint(e.build());
     });
     return b.build();
+  }
+
+  /**
+   * The lifecycle over the fleet view: the claims, each GPU group's memory (a backend, or a host's
+   * backends together), acting through the backends' sleep mode while it holds {@code lease}.
+   */
+  private static ModelLifecycle lifecycle(GatewayConfig config, FleetView fleet,
+      LifecycleLease lease) {
+    ModelLifecycle.Builder b = ModelLifecycle.builder()
+        .claims(config.claims())
+        .fleet(fleet)
+        .lease(lease)
+        .holder(config.gatewayId().orElseGet(() -> "gateway-" + UUID.randomUUID()))
+        .interval(config.lifecycleInterval())
+        .wakeCooldown(config.wakeCooldown());
+    config.gpuMemoryBytes().ifPresent(b::gpuMemoryBytes);
+    config.groupGpuMemoryBytes().forEach(b::gpuMemoryBytes);
+    if (config.gpuMemoryBytes().isEmpty()) {
+      // every group is named (the configuration checked it): the default is never used
+      b.gpuMemoryBytes(config.groupGpuMemoryBytes().values().iterator().next());
+    }
+    if (config.gpuGrouping() == GatewayConfig.GpuGrouping.HOST) {
+      Map<String, String> hosts = new HashMap<>();
+      config.backends().forEach((id, url) -> hosts.put(id, url.getHost()));
+      b.gpuGroup(r -> hosts.getOrDefault(r.id(), r.id()));
+    }
+    return b.build();
+  }
+
+  /**
+   * The lease the deployment's gateways share: with a Redis store, the store's (one name for every
+   * gateway, so that one of them acts); otherwise this gateway's own.
+   */
+  private static LifecycleLease lifecycleLease(BindingStore store) {
+    if (store instanceof RedisBindingStore redis) {
+      return redis.lifecycleLease(LIFECYCLE_LEASE);
+    }
+    return LifecycleLease.local();
   }
 
   /** The healthy backends with the models they serve now: whom {@code /tokenize} may ask. */
@@ -296,6 +361,9 @@ public final class Gateway implements AutoCloseable {
     Gateway g = new Gateway(config, sharedStore, decorate);
     g.fleet.scrapeNow().toCompletableFuture().join();
     g.fleet.start();
+    if (g.lifecycle != null) {
+      g.lifecycle.start(); // its first round at once, over the first scrape
+    }
     try {
       g.server.start();
     } catch (Exception e) {
@@ -358,6 +426,11 @@ public final class Gateway implements AutoCloseable {
     return handler.tokenizeFallbacks();
   }
 
+  /** The model lifecycle's state, when claims are configured. */
+  public Optional<LifecycleState> lifecycleState() {
+    return lifecycle == null ? Optional.empty() : Optional.of(lifecycle.state());
+  }
+
   /** {@code POST /wake_up} calls sent to backends so far. */
   public long wakeRequestsSent() {
     return fleet.wakeRequestsSent();
@@ -392,6 +465,9 @@ public final class Gateway implements AutoCloseable {
     } catch (Exception e) {
       LOG.debug("stopping the server", e);
     }
+    if (lifecycle != null) {
+      closeLifecycle();
+    }
     fleet.close(); // only now: in-flight requests kept their view of the backends
     headerDeadline.close();
     upstreamExecutor.shutdownNow();
@@ -402,6 +478,12 @@ public final class Gateway implements AutoCloseable {
     store.close();
     registry.close();
     return drained;
+  }
+
+  /** Stops the lifecycle's rounds and gives its lease up (close waits briefly for the release). */
+  private void closeLifecycle() {
+    lifecycle.close();
+    lifecycleLease.close();
   }
 
   private static java.util.concurrent.ThreadFactory daemon(String prefix) {
@@ -423,7 +505,8 @@ public final class Gateway implements AutoCloseable {
     Gateway g = start(config);
     System.out.println("gateway listening at " + g.baseUrl() + ", backends " + config.backends()
         + (config.redisUri().isPresent() ? ", bindings in " + config.redisUri().get()
-            : ", bindings in memory"));
+            : ", bindings in memory")
+        + (config.claims().isEmpty() ? "" : ", model claims " + config.claims()));
     Runtime.getRuntime().addShutdownHook(new Thread(g::close));
     new CountDownLatch(1).await();
   }

@@ -4,13 +4,18 @@ import io.affinityrouter.Replica;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import io.affinityrouter.core.AffinityRouter;
+import io.affinityrouter.core.lifecycle.ModelClaim;
+import io.affinityrouter.core.lifecycle.ModelLifecycle;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
 
 /**
  * What a {@link Gateway} listens on, routes to and how: the backends ({@code id=url}), an optional
@@ -25,7 +30,13 @@ import java.util.Optional;
  * [--response-timeout-ms 300000] [--header-timeout-ms 10000] [--body-timeout-ms 30000]
  * [--idle-timeout-ms 60000] [--max-header-bytes 16384] [--max-headers 100] [--max-threads 200]
  * [--tokenizer text|engine|local] [--tokenizer-model model=DIR]...
- * [--kv-events id=tcp://host:port[,replay=tcp://host:port]]...}.
+ * [--kv-events id=tcp://host:port[,replay=tcp://host:port]]...
+ * [--claim model=NAME,memory=30GiB[,min=0][,max=N][,idle=5m][,level=1]]...
+ * [--gpu-memory 80GiB] [--gpu-memory GROUP=80GiB]... [--gpu-group replica|host]
+ * [--wake-cooldown-ms 30000] [--lifecycle-interval-ms 1000] [--gateway-id ID]}.
+ *
+ * <p>With {@link #claims()}, the gateway runs a model lifecycle ({@link ModelLifecycle}) that puts
+ * idle models to sleep on their backends and wakes them where they fit.
  *
  * <p>Immutable and thread-safe; built with {@link #builder()}, whose setters refuse bad values with
  * an {@link IllegalArgumentException}.
@@ -88,6 +99,21 @@ public final class GatewayConfig {
   private final Tokenization tokenization;
   private final Map<String, KvEvents> kvEvents;
   private final Map<String, Path> tokenizerModels;
+  private final List<ModelClaim> claims;
+  private final long gpuMemoryBytes;
+  private final Map<String, Long> groupGpuMemoryBytes;
+  private final GpuGrouping gpuGrouping;
+  private final Duration wakeCooldown;
+  private final Duration lifecycleInterval;
+  private final String gatewayId;
+
+  /** Which backends share one GPU group's memory in the model lifecycle. */
+  public enum GpuGrouping {
+    /** Each backend its own GPUs (the group's name is the backend's id). */
+    REPLICA,
+    /** The backends on one host share its GPUs (the group's name is the backend URL's host). */
+    HOST
+  }
 
   /** How a prompt becomes what the router hashes into blocks. */
   public enum Tokenization {
@@ -151,6 +177,13 @@ public final class GatewayConfig {
     this.tokenization = b.tokenization;
     this.kvEvents = Collections.unmodifiableMap(new LinkedHashMap<>(b.kvEvents));
     this.tokenizerModels = Collections.unmodifiableMap(new LinkedHashMap<>(b.tokenizerModels));
+    this.claims = List.copyOf(b.claims.values());
+    this.gpuMemoryBytes = b.gpuMemoryBytes;
+    this.groupGpuMemoryBytes = Collections.unmodifiableMap(new LinkedHashMap<>(b.groupGpuMemory));
+    this.gpuGrouping = b.gpuGrouping;
+    this.wakeCooldown = b.wakeCooldown;
+    this.lifecycleInterval = b.lifecycleInterval;
+    this.gatewayId = b.gatewayId;
     if (b.tokenization == Tokenization.LOCAL && tokenizerModels.isEmpty()) {
       throw new IllegalArgumentException(
           "tokenization: LOCAL without tokenizer models (expected: at least one tokenizerModel)");
@@ -311,6 +344,50 @@ public final class GatewayConfig {
     return tokenizerModels;
   }
 
+  /**
+   * The models the lifecycle manages, in the order given; empty (the default): no lifecycle, a
+   * sleeping model is woken where the router asks.
+   */
+  public List<ModelClaim> claims() {
+    return claims;
+  }
+
+  /** GPU memory of each GPU group, in bytes, unless {@link #groupGpuMemoryBytes()} names it. */
+  public OptionalLong gpuMemoryBytes() {
+    return gpuMemoryBytes > 0 ? OptionalLong.of(gpuMemoryBytes) : OptionalLong.empty();
+  }
+
+  /** GPU memory of named GPU groups (backend ids, or hosts with {@link GpuGrouping#HOST}). */
+  public Map<String, Long> groupGpuMemoryBytes() {
+    return groupGpuMemoryBytes;
+  }
+
+  /** Which backends share one GPU group; {@link GpuGrouping#REPLICA} by default. */
+  public GpuGrouping gpuGrouping() {
+    return gpuGrouping;
+  }
+
+  /**
+   * How long a copy the lifecycle woke stays awake at least, and a slept one asleep before queued
+   * requests may wake it again; {@link ModelLifecycle#DEFAULT_WAKE_COOLDOWN} by default.
+   */
+  public Duration wakeCooldown() {
+    return wakeCooldown;
+  }
+
+  /** Time between the lifecycle's rounds; {@link ModelLifecycle#DEFAULT_INTERVAL} by default. */
+  public Duration lifecycleInterval() {
+    return lifecycleInterval;
+  }
+
+  /**
+   * This gateway's name among the gateways of a deployment (its holder name on the lifecycle's
+   * lease), if given; a random one otherwise.
+   */
+  public Optional<String> gatewayId() {
+    return Optional.ofNullable(gatewayId);
+  }
+
   /** Builds a {@link GatewayConfig}. Not thread-safe. */
   public static final class Builder {
     private InetSocketAddress listen = new InetSocketAddress("127.0.0.1", 8080);
@@ -336,8 +413,85 @@ public final class GatewayConfig {
     private Tokenization tokenization = Tokenization.TEXT;
     private final Map<String, KvEvents> kvEvents = new LinkedHashMap<>();
     private final Map<String, Path> tokenizerModels = new LinkedHashMap<>();
+    private final Map<String, ModelClaim> claims = new LinkedHashMap<>();
+    private long gpuMemoryBytes;
+    private final Map<String, Long> groupGpuMemory = new LinkedHashMap<>();
+    private GpuGrouping gpuGrouping = GpuGrouping.REPLICA;
+    private Duration wakeCooldown = ModelLifecycle.DEFAULT_WAKE_COOLDOWN;
+    private Duration lifecycleInterval = ModelLifecycle.DEFAULT_INTERVAL;
+    private String gatewayId;
 
     private Builder() {}
+
+    /**
+     * Adds a model claim: the lifecycle keeps that model awake on between its minimum and maximum
+     * backends and puts idle copies to sleep.
+     *
+     * @throws IllegalArgumentException if the model was already claimed
+     */
+    public Builder claim(ModelClaim claim) {
+      Objects.requireNonNull(claim, "claim");
+      if (claims.putIfAbsent(claim.model(), claim) != null) {
+        throw new IllegalArgumentException("claim: " + claim.model()
+            + " claimed twice (expected: one claim per model)");
+      }
+      return this;
+    }
+
+    /** Sets the GPU memory of every GPU group (required with claims); must be {@code > 0}. */
+    public Builder gpuMemoryBytes(long bytes) {
+      if (bytes <= 0) {
+        throw new IllegalArgumentException("gpuMemory: " + bytes + " (expected: > 0)");
+      }
+      this.gpuMemoryBytes = bytes;
+      return this;
+    }
+
+    /**
+     * Sets the GPU memory of one GPU group, in place of {@link #gpuMemoryBytes(long)}.
+     *
+     * @throws IllegalArgumentException if {@code bytes <= 0}, the group is blank or already given
+     */
+    public Builder gpuMemoryBytes(String group, long bytes) {
+      notBlank(group, "gpuMemory group");
+      if (bytes <= 0) {
+        throw new IllegalArgumentException("gpuMemory " + group + ": " + bytes
+            + " (expected: > 0)");
+      }
+      if (groupGpuMemory.putIfAbsent(group, bytes) != null) {
+        throw new IllegalArgumentException("gpuMemory: " + group
+            + " given twice (expected: one value per group)");
+      }
+      return this;
+    }
+
+    /** Sets which backends share a GPU group ({@link GpuGrouping#REPLICA} by default). */
+    public Builder gpuGrouping(GpuGrouping grouping) {
+      this.gpuGrouping = Objects.requireNonNull(grouping, "gpuGrouping");
+      return this;
+    }
+
+    /** Sets the lifecycle's wake cooldown; must be {@code >= 0}. */
+    public Builder wakeCooldown(Duration cooldown) {
+      Objects.requireNonNull(cooldown, "wakeCooldown");
+      if (cooldown.isNegative()) {
+        throw new IllegalArgumentException("wakeCooldown: " + cooldown + " (expected: >= 0)");
+      }
+      this.wakeCooldown = cooldown;
+      return this;
+    }
+
+    /** Sets the time between the lifecycle's rounds; must be positive. */
+    public Builder lifecycleInterval(Duration interval) {
+      this.lifecycleInterval = positive(interval, "lifecycleInterval");
+      return this;
+    }
+
+    /** Names this gateway among the deployment's gateways (its holder name on the lease). */
+    public Builder gatewayId(String id) {
+      this.gatewayId = notBlank(id, "gatewayId");
+      return this;
+    }
 
     /**
      * With {@link Tokenization#LOCAL}, tokenizes {@code model}'s requests from the HuggingFace
@@ -545,7 +699,49 @@ public final class GatewayConfig {
           throw new IllegalArgumentException("kvEvents: " + id + " (expected: a backend's id)");
         }
       }
+      checkLifecycle();
       return new GatewayConfig(this);
+    }
+
+    /** Claims need GPU memory, fitting at least one group; group names name backends or hosts. */
+    private void checkLifecycle() {
+      if (claims.isEmpty()) {
+        if (gpuMemoryBytes > 0 || !groupGpuMemory.isEmpty()) {
+          throw new IllegalArgumentException(
+              "gpuMemory: given without claims (expected: at least one --claim)");
+        }
+        return;
+      }
+      List<String> groups = new ArrayList<>();
+      for (Map.Entry<String, URI> e : backends.entrySet()) {
+        String g = gpuGrouping == GpuGrouping.HOST ? e.getValue().getHost() : e.getKey();
+        if (!groups.contains(g)) {
+          groups.add(g);
+        }
+      }
+      for (String g : groupGpuMemory.keySet()) {
+        if (!groups.contains(g)) {
+          throw new IllegalArgumentException("gpuMemory: group " + g + " (expected: "
+              + (gpuGrouping == GpuGrouping.HOST ? "a backend's host" : "a backend's id")
+              + ", one of " + groups + ")");
+        }
+      }
+      long largest = 0;
+      for (String g : groups) {
+        long m = groupGpuMemory.getOrDefault(g, gpuMemoryBytes);
+        if (m <= 0) {
+          throw new IllegalArgumentException("gpuMemory: not set for group " + g
+              + " (expected: --gpu-memory SIZE, or --gpu-memory " + g + "=SIZE, with claims)");
+        }
+        largest = Math.max(largest, m);
+      }
+      for (ModelClaim c : claims.values()) {
+        if (c.gpuMemoryBytes() > largest) {
+          throw new IllegalArgumentException("claim " + c.model() + ": memory "
+              + c.gpuMemoryBytes() + " B (expected: <= the largest group's GPU memory, "
+              + largest + " B)");
+        }
+      }
     }
 
     private static String notBlank(String s, String name) {
