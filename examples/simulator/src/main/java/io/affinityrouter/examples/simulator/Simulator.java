@@ -34,6 +34,16 @@ public final class Simulator {
 
   /** Runs the simulator. */
   public static void main(String[] args) {
+    if (String.join(" ", args).matches("(^|.*\\s)--lifecycle(\\s.*|$)")) {
+      try { // the multi-model fleet: static deployments against the model lifecycle
+        io.affinityrouter.examples.simulator.lifecycle.LifecycleRun.main(args,
+            System.out::print, System.err::println);
+      } catch (IllegalArgumentException e) {
+        System.err.println(e.getMessage());
+        System.exit(2);
+      }
+      return;
+    }
     SimulatorOptions o;
     try {
       o = SimulatorOptions.parse(args);
