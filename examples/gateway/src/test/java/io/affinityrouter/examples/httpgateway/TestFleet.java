@@ -56,7 +56,7 @@ final class TestFleet implements AutoCloseable {
 
   /** Waits up to 10 s for the condition; returns whether it held. */
   static boolean await(BooleanSupplier condition) throws InterruptedException {
-    long deadline = System.nanoTime() + 10_000_000_000L;
+    long deadline = System.nanoTime() + 30_000_000_000L; // generous: busy CI machines
     while (!condition.getAsBoolean()) {
       if (System.nanoTime() > deadline) {
         return false;
