@@ -301,22 +301,7 @@ class ModelLifecycleTest {
   @Test
   void onlyTheLeaseHolderActs() {
     fleet.put("g0/a", ModelState.SLEEPING);
-    LifecycleLease other = new LifecycleLease() {
-      @Override
-      public CompletionStage<OptionalLong> acquire(String holder, Duration ttl) {
-        return CompletableFuture.completedFuture(OptionalLong.empty());
-      }
-
-      @Override
-      public CompletionStage<Boolean> isCurrent(String holder, long token) {
-        return CompletableFuture.completedFuture(false);
-      }
-
-      @Override
-      public CompletionStage<Void> release(String holder, long token) {
-        return CompletableFuture.completedFuture(null);
-      }
-    };
+    LifecycleLease other = new ScriptedLease(OptionalLong.empty(), false);
     ModelLifecycle follower = lifecycle(claim("a", 1, Duration.ofHours(1))).lease(other).build();
     assertThat(round(follower)).isEmpty();
     assertThat(follower.state().leader()).isFalse();
@@ -326,22 +311,7 @@ class ModelLifecycleTest {
   @Test
   void aHolderWhoseTokenIsNoLongerCurrentDoesNotAct() {
     fleet.put("g0/a", ModelState.SLEEPING);
-    LifecycleLease takenOver = new LifecycleLease() {
-      @Override
-      public CompletionStage<OptionalLong> acquire(String holder, Duration ttl) {
-        return CompletableFuture.completedFuture(OptionalLong.of(7));
-      }
-
-      @Override
-      public CompletionStage<Boolean> isCurrent(String holder, long token) {
-        return CompletableFuture.completedFuture(false);
-      }
-
-      @Override
-      public CompletionStage<Void> release(String holder, long token) {
-        return CompletableFuture.completedFuture(null);
-      }
-    };
+    LifecycleLease takenOver = new ScriptedLease(OptionalLong.of(7), false);
     ModelLifecycle stale = lifecycle(claim("a", 1, Duration.ofHours(1))).lease(takenOver).build();
     assertThat(round(stale)).isEmpty();
     assertThat(fleet.calls).isEmpty();
@@ -490,18 +460,7 @@ class ModelLifecycleTest {
     }
   }
 
-  private static final class NoLease implements RequestLease {
-    private final String replicaId;
-
-    NoLease(String replicaId) {
-      this.replicaId = replicaId;
-    }
-
-    @Override
-    public String replicaId() {
-      return replicaId;
-    }
-
+  private record NoLease(String replicaId) implements RequestLease {
     @Override
     public void markFirstToken() {}
 
@@ -514,6 +473,24 @@ class ModelLifecycleTest {
     @Override
     public boolean isClosed() {
       return false;
+    }
+  }
+
+  /** A lease that always answers the same: whether it is held, and whether the token is current. */
+  private record ScriptedLease(OptionalLong held, boolean current) implements LifecycleLease {
+    @Override
+    public CompletionStage<OptionalLong> acquire(String holder, Duration ttl) {
+      return CompletableFuture.completedFuture(held);
+    }
+
+    @Override
+    public CompletionStage<Boolean> isCurrent(String holder, long token) {
+      return CompletableFuture.completedFuture(current);
+    }
+
+    @Override
+    public CompletionStage<Void> release(String holder, long token) {
+      return CompletableFuture.completedFuture(null);
     }
   }
 }

@@ -287,14 +287,4 @@ public final class LifecycleRun {
     int n = a.length;
     return n % 2 == 1 ? a[n / 2] : (a[n / 2 - 1] + a[n / 2]) / 2;
   }
-
-  /** Unused: the fleets' labels by name (for tests). */
-  static Map<String, Config> fleets() {
-    Map<String, Config> m = new TreeMap<>();
-    for (Config c : List.of(Config.of(Mode.STATIC, false, 0), Config.of(Mode.LIFECYCLE, false, 0),
-        Config.of(Mode.LIFECYCLE, true, 0))) {
-      m.put(c.label(), c);
-    }
-    return m;
-  }
 }
