@@ -18,13 +18,13 @@ import java.util.function.Consumer;
 
 /**
  * The simulator's {@code --lifecycle} mode: a multi-model fleet (8 GPUs, the
- * {@link MultiModelWorkload#preset()} models) served by today's fixed deployments
- * ({@link Mode#STATIC}: each GPU hosts 2 models awake for good, GPUs per model in proportion to mean
- * traffic, {@link MultiModelSimulation#staticAssignment}) and by the model lifecycle
- * ({@link Mode#LIFECYCLE}: every GPU hosts an engine of all 6 models, at most 2 awake, the rest
+ * {@link MultiModelWorkload#preset()} models) served by today's fixed deployments, one model per GPU
+ * ({@link Mode#DEDICATED}) or two ({@link Mode#STATIC}), awake for good, GPUs per model in
+ * proportion to mean traffic ({@link MultiModelSimulation#staticAssignment}), and by the model
+ * lifecycle ({@link Mode#LIFECYCLE}: every GPU hosts an engine of all 6 models, at most 2 awake, the rest
  * asleep at level 1, started from the static placement), with stock and elastic KV. Per fleet and
  * seed: the capacity at the p90 TTFT SLO ({@link CapacitySweep}), then one run at that capacity and
- * one at the static fleet's capacity for the other figures.
+ * one at the (two per GPU) static fleet's capacity for the other figures.
  *
  * <p>Options: {@code --seed N} (first seed, default 42), {@code --seeds N} (a count, default 3),
  * {@code --span S} (seconds of arrivals, default one compressed day, 600), {@code --slo-p90-ms}
@@ -32,6 +32,9 @@ import java.util.function.Consumer;
  */
 public final class LifecycleRun {
   private LifecycleRun() {}
+
+  /** The index of the packed static fleet among the fleets: the common rate of the second table. */
+  static final int STATIC_ROW = 1;
 
   /** One fleet's runs over the seeds. */
   record FleetRuns(Config config, List<Double> capacities, List<MultiModelSimulation.Result> atCapacity,
@@ -71,8 +74,9 @@ public final class LifecycleRun {
     List<ModelSpec> models = MultiModelWorkload.preset();
     out.accept(MultiModelWorkload.describe(models, span));
     out.accept(fleetDescription(models));
-    List<Config> fleets = List.of(Config.of(Mode.STATIC, false, 0),
-        Config.of(Mode.LIFECYCLE, false, 0), Config.of(Mode.LIFECYCLE, true, 0));
+    List<Config> fleets = List.of(Config.of(Mode.DEDICATED, false, 0),
+        Config.of(Mode.STATIC, false, 0), Config.of(Mode.LIFECYCLE, false, 0),
+        Config.of(Mode.LIFECYCLE, true, 0));
     if (rate > 0) { // one run of each fleet at this rate, no capacity search
       for (Config f : fleets) {
         long t0 = System.nanoTime();
@@ -101,14 +105,10 @@ public final class LifecycleRun {
         + "engines per GPU at most, each claim %.0f GiB; 7B engines (Qwen2.5-7B step costs)%n",
         c.gpus(), MultiModelSimulation.USABLE_GIB, MultiModelSimulation.SLOTS_PER_GPU,
         MultiModelSimulation.CLAIM_BYTES / (double) (1L << 30)));
-    b.append("  static: ");
-    for (int g = 0; g < a.length; g++) {
-      b.append("gpu-").append(g).append('=');
-      for (int s = 0; s < a[g].length; s++) {
-        b.append(s > 0 ? "+" : "").append(models.get(a[g][s]).name());
-      }
-      b.append(g + 1 < a.length ? ", " : "\n");
-    }
+    b.append("  dedicated (one deployment per model, one engine per GPU, whole-GPU KV): ");
+    placement(b, models, MultiModelSimulation.staticAssignment(models, c.gpus(), 1));
+    b.append("  static (two models awake per GPU for good, half-GPU KV each): ");
+    placement(b, models, a);
     b.append(String.format(Locale.ROOT, "  lifecycle: every GPU hosts all %d models (asleep at "
         + "level 1, weights in CPU RAM), starting from the static placement awake; claims "
         + "maxAwake %d, idleTimeout %d s, wakeCooldown 30 s, pressureDelay 5 s; "
@@ -120,6 +120,16 @@ public final class LifecycleRun {
         MultiModelSimulation.SLEEP_L1_SECONDS, MultiModelSimulation.SHARE_BLOCKS,
         io.affinityrouter.examples.simulator.fleet.EngineConfig.DEFAULT_KV_BLOCKS));
     return b.toString();
+  }
+
+  private static void placement(StringBuilder b, List<ModelSpec> models, int[][] a) {
+    for (int g = 0; g < a.length; g++) {
+      b.append("gpu-").append(g).append('=');
+      for (int s = 0; s < a[g].length; s++) {
+        b.append(s > 0 ? "+" : "").append(models.get(a[g][s]).name());
+      }
+      b.append(g + 1 < a.length ? ", " : "\n");
+    }
   }
 
   /** Every fleet's capacity sweeps and figure runs, in parallel over fleets and seeds. */
@@ -154,7 +164,7 @@ public final class LifecycleRun {
         }
         caps.add(c);
       }
-      double staticCapacity = median(caps.get(0));
+      double staticCapacity = median(caps.get(STATIC_ROW));
       List<List<Future<MultiModelSimulation.Result>>> own = new ArrayList<>();
       List<List<Future<MultiModelSimulation.Result>>> common = new ArrayList<>();
       for (int f = 0; f < fleets.size(); f++) {
@@ -200,27 +210,29 @@ public final class LifecycleRun {
 
   static String table(List<FleetRuns> runs, double slo) {
     StringBuilder b = new StringBuilder();
-    double staticCap = median(runs.get(0).capacities());
+    double dedicatedCap = median(runs.get(0).capacities());
+    double staticCap = median(runs.get(STATIC_ROW).capacities());
     b.append(String.format(Locale.ROOT, "%nCapacity at p90 TTFT <= %.0f ms (served ratio >= "
         + "%.2f), median over %d seeds; figures at each fleet's own capacity, median over "
         + "seeds%n", slo, CapacitySweep.MIN_SERVED_RATIO, runs.get(0).capacities().size()));
-    b.append("| fleet | KV | capacity req/s (per seed) | x static | GiB*s per served request "
-        + "| models served per GPU | p90 TTFT ms | p90 TTFT of wake-waiters ms (count) | "
-        + "min awake per model | wakes / sleeps |\n");
-    b.append("|---|---|---|---|---|---|---|---|---|---|\n");
+    b.append("| fleet | KV | capacity req/s (per seed) | x dedicated | x static "
+        + "| GiB*s per served request | models served per GPU | p90 TTFT ms "
+        + "| p90 TTFT of wake-waiters ms (count) | min awake per model | wakes / sleeps |\n");
+    b.append("|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (FleetRuns r : runs) {
-      row(b, r, r.atCapacity(), String.format(Locale.ROOT, "%.1f (%s)", median(r.capacities()),
-          join(r.capacities())), String.format(Locale.ROOT, "%.2f",
-              median(r.capacities()) / staticCap));
+      double cap = median(r.capacities());
+      row(b, r, r.atCapacity(), String.format(Locale.ROOT, "%.1f (%s)", cap,
+          join(r.capacities())), String.format(Locale.ROOT, "%.2f | %.2f", cap / dedicatedCap,
+              cap / staticCap));
     }
     b.append(String.format(Locale.ROOT, "%nThe same fleets at the static fleet's capacity "
         + "(%.1f req/s), median over seeds%n", staticCap));
-    b.append("| fleet | KV | rate req/s | | GiB*s per served request | models served per GPU "
+    b.append("| fleet | KV | rate req/s | | | GiB*s per served request | models served per GPU "
         + "| p90 TTFT ms | p90 TTFT of wake-waiters ms (count) | min awake per model "
         + "| wakes / sleeps |\n");
-    b.append("|---|---|---|---|---|---|---|---|---|---|\n");
+    b.append("|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (FleetRuns r : runs) {
-      row(b, r, r.atStatic(), String.format(Locale.ROOT, "%.1f", staticCap), "");
+      row(b, r, r.atStatic(), String.format(Locale.ROOT, "%.1f", staticCap), " | ");
     }
     b.append(String.format(Locale.ROOT, "%nwake time a waiter is compared against: %.1f s "
         + "(level 1; 2x = %.1f s)%n", MultiModelSimulation.WAKE_L1_SECONDS,
@@ -262,10 +274,13 @@ public final class LifecycleRun {
         }
       }
     }
-    String kv = r.config().mode() == Mode.STATIC ? "either (no neighbour sleeps)"
-        : r.config().elasticKv() ? "elastic" : "stock";
+    String kv = switch (r.config().mode()) {
+      case DEDICATED -> "whole GPU";
+      case STATIC -> "half GPU (no neighbour sleeps)";
+      case LIFECYCLE -> r.config().elasticKv() ? "elastic" : "stock (half GPU)";
+    };
     b.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %.1f | %.1f | %.0f | %s | %s | "
-        + "%.0f / %.0f |%n", r.config().mode() == Mode.STATIC ? "static" : "lifecycle", kv, rate,
+        + "%.0f / %.0f |%n", r.config().mode().name().toLowerCase(Locale.ROOT), kv, rate,
         ratio, median(mem), median(per), median(p90), median(waiters) == 0 ? "- (0)"
             : String.format(Locale.ROOT, "%.0f (%.0f)", median(wake), median(waiters)),
         Arrays.toString(min), median(wakes), median(sleeps)));

@@ -125,8 +125,12 @@ public final class MultiModelSimulation {
   /** How long after the last arrival the run goes on at most for requests still waiting. */
   private static final long GRACE_NANOS = 120_000_000_000L;
 
-  /** Today's fixed deployments, or the lifecycle's. */
-  public enum Mode { STATIC, LIFECYCLE }
+  /**
+   * The fleet's deployments: {@link #DEDICATED} one model per GPU for good (one deployment per
+   * model, each engine with the whole GPU's KV), {@link #STATIC} two models per GPU for good (each
+   * engine with half the GPU), or the {@link #LIFECYCLE}'s.
+   */
+  public enum Mode { DEDICATED, STATIC, LIFECYCLE }
 
   /**
    * A run's fleet.
@@ -147,10 +151,16 @@ public final class MultiModelSimulation {
           (long) (SLEEP_L1_SECONDS * 1e9), Duration.ofSeconds(60), seed);
     }
 
-    /** A label: {@code static}, {@code lifecycle/stock} or {@code lifecycle/elastic}. */
+    /**
+     * A label: {@code dedicated}, {@code static}, {@code lifecycle/stock-kv} or
+     * {@code lifecycle/elastic-kv}.
+     */
     public String label() {
-      return mode == Mode.STATIC ? "static"
-          : "lifecycle/" + (elasticKv ? "elastic-kv" : "stock-kv");
+      return switch (mode) {
+        case DEDICATED -> "dedicated";
+        case STATIC -> "static";
+        case LIFECYCLE -> "lifecycle/" + (elasticKv ? "elastic-kv" : "stock-kv");
+      };
     }
   }
 
@@ -318,11 +328,12 @@ public final class MultiModelSimulation {
     for (int m = 0; m < models; m++) {
       waiting.add(new ArrayDeque<>());
     }
-    int[][] assignment = staticAssignment(workload.models(), config.gpus());
-    if (config.mode() == Mode.STATIC && models > config.gpus() * SLOTS_PER_GPU) {
+    int slotsPerGpu = config.mode() == Mode.DEDICATED ? 1 : SLOTS_PER_GPU;
+    if (config.mode() != Mode.LIFECYCLE && models > config.gpus() * slotsPerGpu) {
       throw new IllegalArgumentException("models: " + models + " (expected: at most "
-          + config.gpus() * SLOTS_PER_GPU + " for a static fleet)");
+          + config.gpus() * slotsPerGpu + " for a " + config.label() + " fleet)");
     }
+    int[][] assignment = staticAssignment(workload.models(), config.gpus(), slotsPerGpu);
     for (int g = 0; g < config.gpus(); g++) {
       for (int m = 0; m < models; m++) {
         boolean assigned = false;
@@ -369,16 +380,21 @@ public final class MultiModelSimulation {
     router = rb.build();
   }
 
+  /** The static fleet's deployments, {@value #SLOTS_PER_GPU} slots per GPU. */
+  public static int[][] staticAssignment(List<ModelSpec> models, int gpus) {
+    return staticAssignment(models, gpus, SLOTS_PER_GPU);
+  }
+
   /**
-   * The static fleet's deployments: slots ({@value #SLOTS_PER_GPU} per GPU) per model in
+   * A fixed fleet's deployments: slots ({@code slotsPerGpu} per GPU) per model in
    * proportion to its mean traffic share, at least one each (largest remainders get the rest);
    * then GPU by GPU, first slots then second slots, in order of the models' slot counts, so that
    * no GPU hosts a model twice and the busiest models are spread widest.
    *
    * @return for each GPU, the models it hosts
    */
-  public static int[][] staticAssignment(List<ModelSpec> models, int gpus) {
-    int slots = gpus * SLOTS_PER_GPU;
+  public static int[][] staticAssignment(List<ModelSpec> models, int gpus, int slotsPerGpu) {
+    int slots = gpus * slotsPerGpu;
     int n = models.size();
     int[] count = new int[n];
     if (n > slots) { // more models than slots: the busiest get one each (the lifecycle's start)
@@ -387,7 +403,7 @@ public final class MultiModelSimulation {
         byShare.add(m);
       }
       byShare.sort((a, b) -> Double.compare(models.get(b).share(), models.get(a).share()));
-      int[][] out = new int[gpus][SLOTS_PER_GPU];
+      int[][] out = new int[gpus][slotsPerGpu];
       for (int i = 0; i < slots; i++) {
         out[i % gpus][i / gpus] = byShare.get(i);
       }
@@ -438,7 +454,7 @@ public final class MultiModelSimulation {
         flat.add(m);
       }
     }
-    int[][] out = new int[gpus][SLOTS_PER_GPU];
+    int[][] out = new int[gpus][slotsPerGpu];
     for (int i = 0; i < flat.size(); i++) {
       out[i % gpus][i / gpus] = flat.get(i);
     }
@@ -628,11 +644,16 @@ public final class MultiModelSimulation {
   // ---- engines ----
 
   private ReplicaEngine newEngine(Copy c) {
-    long capacity = config.elasticKv() ? EngineConfig.DEFAULT_KV_BLOCKS : SHARE_BLOCKS;
+    long capacity = wholeGpuKv() ? EngineConfig.DEFAULT_KV_BLOCKS : SHARE_BLOCKS;
     KvCache cache = new KvCache(capacity, true);
     c.ballast = 0;
     c.pendingShrink = 0;
     return new ReplicaEngine(c.index, engineConfig, cache);
+  }
+
+  /** Elastic engines start with the lone engine's pool (then resize); dedicated ones keep it. */
+  private boolean wholeGpuKv() {
+    return config.elasticKv() || config.mode() == Mode.DEDICATED;
   }
 
   private void kick(Copy c) {
@@ -878,7 +899,8 @@ public final class MultiModelSimulation {
         continue;
       }
       ReplicaEngine e = c.engine;
-      long kv = e == null ? (config.elasticKv() ? kvBlocksOn(c.gpu) : SHARE_BLOCKS)
+      long kv = e == null ? (config.elasticKv() ? kvBlocksOn(c.gpu)
+          : wholeGpuKv() ? EngineConfig.DEFAULT_KV_BLOCKS : SHARE_BLOCKS)
           : e.cache().capacityBlocks() - c.ballast;
       held += ENGINE_FIXED_GIB + kv / BLOCKS_PER_GIB;
     }

@@ -117,6 +117,23 @@ class MultiModelSimulationTest {
   }
 
   @Test
+  void dedicatedFleetGivesEachGpuOneModel() {
+    int[][] a = MultiModelSimulation.staticAssignment(MultiModelWorkload.preset(), 8, 1);
+    int[] count = new int[6];
+    for (int[] gpu : a) {
+      assertThat(gpu).hasSize(1);
+      count[gpu[0]]++;
+    }
+    // 8 slots: 2.4, 2.0, 1.6, 1.2, 0.48, 0.32 -> at least 1 each, largest remainders
+    assertThat(count).containsExactly(2, 2, 1, 1, 1, 1);
+    MultiModelWorkload w = MultiModelWorkload.generate(MultiModelWorkload.preset(), 20, 120, 3);
+    MultiModelSimulation.Result d = MultiModelSimulation.run(w, Config.of(Mode.DEDICATED, false, 3));
+    assertThat(d.modelsPerGpu()).isLessThanOrEqualTo(1.0);
+    assertThat(d.wakes()).isZero();
+    assertThat(d.run().completed()).isPositive();
+  }
+
+  @Test
   void presetRunIsDeterministicAndKeepsMinimums() {
     MultiModelWorkload w = MultiModelWorkload.generate(MultiModelWorkload.preset(), 20, 120, 3);
     Config c = Config.of(Mode.LIFECYCLE, false, 3);
