@@ -57,11 +57,14 @@ import org.jspecify.annotations.Nullable;
  *       through {@link #listener()}), and one more copy of a model whose requests queue (waiting
  *       requests on half or more of its awake copies, or requests refused at their limits) for
  *       {@link Builder#pressureDelay} ({@code PRESSURE}), up to the claim's maximum;
- *   <li>wakes a copy only on a group where it fits; where none fits, it first sleeps the least
- *       recently used copies of other models on the group that needs the fewest
- *       ({@code MAKE_ROOM}) and wakes once they are asleep. A pressure wake never takes a model's
- *       last awake copy nor a copy of a model under pressure; a demand or minimum wake may take an
- *       idle model's last copy (unused for the wake cooldown) when that model's minimum allows.
+ *   <li>wakes a copy only on a group where it fits; where none fits, it first sleeps copies of
+ *       other models ({@code MAKE_ROOM}): idle ones, least recently used first, then busy ones of
+ *       the models left least loaded per copy; on the group that needs the fewest, then whose
+ *       victims have the fewest requests to finish before they sleep; and wakes once they are
+ *       asleep. A pressure wake never takes a model's last awake copy, a copy of a model under
+ *       pressure, nor a busy copy whose model would be left with as many requests per copy as the
+ *       pressed one after its wake; a demand or minimum wake may take an idle model's last copy
+ *       (unused for the wake cooldown) when that model's minimum allows.
  * </ol>
  * Each copy has at most one action under way. A failed action is retried with exponential backoff
  * ({@link Builder#retryBackoff}); one the engine cannot do is not retried; one that took effect is
@@ -600,8 +603,9 @@ public final class ModelLifecycle implements AutoCloseable {
     for (Copy c : candidates) {
       List<Copy> victims = victims(c, reason, need, now);
       if (victims != null && (bestVictims == null || victims.size() < bestVictims.size()
-          || victims.size() == bestVictims.size()
-              && newest(victims) < newest(bestVictims))) {
+          || victims.size() == bestVictims.size() && (load(victims) < load(bestVictims)
+              || load(victims) == load(bestVictims)
+                  && newest(victims) < newest(bestVictims)))) {
         bestVictims = victims;
       }
     }
@@ -614,7 +618,11 @@ public final class ModelLifecycle implements AutoCloseable {
     return Planned.ROOM;
   }
 
-  /** The least recently used copies on {@code c}'s group whose sleep makes room, or null. */
+  /**
+   * The copies on {@code c}'s group whose sleep makes room, or null: idle copies first, least
+   * recently used first, then busy ones of the models left least loaded per copy. A pressure wake
+   * takes no copy whose model would be left as loaded per copy as the pressed model after its wake.
+   */
   private @Nullable List<Copy> victims(Copy c, Reason reason, long need, long now) {
     Group g = c.group;
     long room = g.free() + g.pendingFree;
@@ -625,17 +633,23 @@ public final class ModelLifecycle implements AutoCloseable {
         eligible.add(v);
       }
     }
-    eligible.sort(Comparator.comparingLong(v -> v.book.lastUsed));
+    eligible.sort(Comparator.comparing((Copy v) -> v.load() > 0)
+        .thenComparingDouble(v -> v.load() > 0 ? v.model.loadPerCopyWithout(1) : 0)
+        .thenComparingLong(v -> v.book.lastUsed));
+    double pressedAfter = c.model.loadPerCopyWith(1);
     List<Copy> victims = new ArrayList<>();
     Map<ModelView, Integer> taken = new HashMap<>();
     for (Copy v : eligible) {
       if (room >= need) {
         break;
       }
-      int left = v.model.awakeNowCount() - taken.getOrDefault(v.model, 0);
+      int gone = taken.getOrDefault(v.model, 0);
+      int left = v.model.awakeNowCount() - gone;
       boolean last = left <= 1;
       if (left <= v.model.claim.minAwake()
-          || last && (reason == Reason.PRESSURE || now - v.book.lastUsed < wakeCooldownNanos)) {
+          || last && (reason == Reason.PRESSURE || now - v.book.lastUsed < wakeCooldownNanos)
+          || reason == Reason.PRESSURE && v.load() > 0
+              && v.model.loadPerCopyWithout(gone + 1) >= pressedAfter) {
         continue;
       }
       victims.add(v);
@@ -643,6 +657,15 @@ public final class ModelLifecycle implements AutoCloseable {
       room += v.model.claim.gpuMemoryBytes();
     }
     return room >= need ? victims : null;
+  }
+
+  /** The requests the copies must finish before they sleep: the wake behind them waits that long. */
+  private static int load(List<Copy> copies) {
+    int n = 0;
+    for (Copy c : copies) {
+      n += c.load();
+    }
+    return n;
   }
 
   private static long newest(List<Copy> copies) {
@@ -887,6 +910,11 @@ public final class ModelLifecycle implements AutoCloseable {
     boolean waking() {
       return plannedWake || book.inFlight != null && book.inFlight.kind() == Kind.WAKE;
     }
+
+    /** Requests running and waiting on this copy's engine, as last scraped. */
+    int load() {
+      return awake ? replica.load().runningRequests() + replica.load().waitingRequests() : 0;
+    }
   }
 
   private static final class ModelView {
@@ -896,6 +924,27 @@ public final class ModelLifecycle implements AutoCloseable {
 
     ModelView(ModelClaim claim) {
       this.claim = claim;
+    }
+
+    /** The model's requests over its awake copies, were {@code fewer} of them asleep. */
+    double loadPerCopyWithout(int fewer) {
+      int left = awakeNowCount() - fewer;
+      return left <= 0 ? Double.POSITIVE_INFINITY : (double) load() / left;
+    }
+
+    /** The model's requests over its awake copies and {@code more} woken ones. */
+    double loadPerCopyWith(int more) {
+      return (double) load() / (awakeNowCount() + wakingCount() + more);
+    }
+
+    int load() {
+      int n = 0;
+      for (Copy c : copies) {
+        if (c.awakeNow()) {
+          n += c.load();
+        }
+      }
+      return n;
     }
 
     int awakeNowCount() {

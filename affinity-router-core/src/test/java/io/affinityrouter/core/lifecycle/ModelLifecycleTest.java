@@ -147,6 +147,67 @@ class ModelLifecycleTest {
   }
 
   @Test
+  void makingRoomAmongBusyCopiesSleepsTheModelLeftLeastLoaded() {
+    // g0 is full with a and b, both serving now; a is busy on both its copies, b barely.
+    fleet.put("g0/a", ModelState.ACTIVE, 6).put("g0/b", ModelState.ACTIVE, 1)
+        .put("g0/x", ModelState.SLEEPING).put("g1/a", ModelState.ACTIVE, 6)
+        .put("g2/b", ModelState.ACTIVE, 1);
+    ModelLifecycle lifecycle = lifecycle(claim("a", 1, Duration.ofHours(1)),
+        claim("b", 1, Duration.ofHours(1)), claim("x", 0, Duration.ofHours(1))).build();
+    round(lifecycle);
+    advance(Duration.ofMinutes(1));
+
+    lifecycle.listener().onWakeRequested(fleet.replica("g0/x"), "x");
+    assertThat(round(lifecycle)).containsExactly(
+        new LifecycleAction(Kind.SLEEP, "g0/b", "b", Reason.MAKE_ROOM, 1));
+    assertThat(round(lifecycle)).containsExactly(
+        new LifecycleAction(Kind.WAKE, "g0/x", "x", Reason.DEMAND, 0));
+  }
+
+  @Test
+  void aWakeThatNeedsRoomGoesWhereTheVictimDrainsSoonest() {
+    // x may wake on g0 or g1, both full with a and b serving; a is the lighter model to take a
+    // copy from (9 requests over 3 copies against b's 27), and its copy on g1 has fewer to finish.
+    fleet.put("g0/a", ModelState.ACTIVE, 6).put("g0/b", ModelState.ACTIVE, 9)
+        .put("g0/x", ModelState.SLEEPING).put("g1/a", ModelState.ACTIVE, 2)
+        .put("g1/b", ModelState.ACTIVE, 9).put("g1/x", ModelState.SLEEPING)
+        .put("g2/a", ModelState.ACTIVE, 1).put("g3/b", ModelState.ACTIVE, 9);
+    ModelLifecycle lifecycle = lifecycle(claim("a", 1, Duration.ofHours(1)),
+        claim("b", 1, Duration.ofHours(1)), claim("x", 0, Duration.ofHours(1))).build();
+    round(lifecycle);
+    advance(Duration.ofMinutes(1));
+
+    lifecycle.listener().onWakeRequested(fleet.replica("g0/x"), "x");
+    assertThat(round(lifecycle)).containsExactly(
+        new LifecycleAction(Kind.SLEEP, "g1/a", "a", Reason.MAKE_ROOM, 1));
+  }
+
+  @Test
+  void aPressureWakeTakesNoCopyWhoseModelWouldBeLeftBusier() {
+    // a queues on its one copy; the only room on g1 is b's copy, and b (queued on one copy of
+    // three, so not pressed) would be left with more per copy than a after its wake.
+    fleet.put("g0/a", ModelState.ACTIVE, 3).put("g0/c", ModelState.ACTIVE)
+        .put("g1/a", ModelState.SLEEPING).put("g1/b", ModelState.ACTIVE, 8)
+        .put("g1/d", ModelState.ACTIVE).put("g2/b", ModelState.ACTIVE)
+        .put("g3/b", ModelState.ACTIVE);
+    ModelLifecycle lifecycle = lifecycle(claim("a", 1, Duration.ofHours(1)),
+        claim("b", 1, Duration.ofHours(1)), claim("c", 1, Duration.ofHours(1)),
+        claim("d", 1, Duration.ofHours(1))).build();
+    for (int i = 0; i < 30; i++) {
+      assertThat(round(lifecycle)).isEmpty();
+      advance(Duration.ofSeconds(1));
+    }
+    assertThat(fleet.calls).isEmpty();
+    // Once b's queue drains, a's pressure takes b's copy on g1.
+    fleet.waiting.put("g1/b", 0);
+    advance(Duration.ofSeconds(1));
+    assertThat(round(lifecycle)).extracting(LifecycleAction::replicaId, LifecycleAction::reason)
+        .containsExactly(tuple("g1/b", Reason.MAKE_ROOM));
+    assertThat(round(lifecycle)).extracting(LifecycleAction::replicaId, LifecycleAction::reason)
+        .containsExactly(tuple("g1/a", Reason.PRESSURE));
+  }
+
+  @Test
   void aPressureWakeNeverTakesAModelsLastCopy() {
     fleet.put("g0/a", ModelState.ACTIVE, 5).put("g0/b", ModelState.ACTIVE)
         .put("g0/x", ModelState.SLEEPING).put("g1/a", ModelState.SLEEPING)
