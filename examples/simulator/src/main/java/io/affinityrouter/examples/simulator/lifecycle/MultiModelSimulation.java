@@ -168,7 +168,8 @@ public final class MultiModelSimulation {
    * What a run came to.
    *
    * @param run the figures the capacity search reads (p90 TTFT of served requests, served ratio)
-   * @param wakeWaitTtftMicros TTFT of the requests that waited for a wake (found no awake copy)
+   * @param wakeWaitTtftMicros TTFT of the requests that waited for a wake (found no awake copy, or
+   *     queued behind one that had)
    * @param gibSecondsPerRequest GPU memory held by engines (weights plus KV pool) integrated over
    *     the run, GiB·s, per served request
    * @param modelsPerGpu distinct models that served requests on a GPU, mean over GPUs
@@ -582,6 +583,7 @@ public final class MultiModelSimulation {
   private boolean route(Job job, boolean fresh) {
     int m = job.arrival.model();
     if (fresh && !waiting.get(m).isEmpty()) { // behind the model's waiting requests
+      job.waitedForWake = waiting.get(m).peekLast().waitedForWake; // it waits for the same wake
       waiting.get(m).addLast(job);
       return false;
     }
