@@ -65,11 +65,11 @@ class MultiModelSimulationTest {
     // C found no awake copy: A (idle for 90 s, past the wake cooldown) made room, then C woke
     assertThat(r.actions()).containsEntry("SLEEP MAKE_ROOM", 1L).containsEntry("WAKE DEMAND", 1L);
     assertThat(r.wakes()).isEqualTo(1);
-    // C's first requests waited for A's sleep (1.6 s) and C's wake (1.6 s), and no more than a
-    // round and a step or two beyond
+    // C's first request waited for A's sleep (1.6 s) and C's wake (1.6 s), and no more than a
+    // round and a step or two beyond; the ones queued behind it waited less
     long waiters = r.wakeWaitTtftMicros().getTotalCount();
-    assertThat(waiters).isGreaterThan(0);
-    assertThat(r.wakeWaitTtftMicros().getMinValue()).isGreaterThanOrEqualTo(1_600_000L);
+    assertThat(waiters).isGreaterThan(1);
+    assertThat(r.wakeWaitTtftMicros().getMaxValue()).isGreaterThanOrEqualTo(3_200_000L);
     assertThat(r.wakeWaitTtftMicros().getMaxValue()).isLessThan(3_200_000L + 1_500_000L);
     // B never went below its minimum of 1; A ended asleep, C awake
     assertThat(r.minAwake()[1]).isGreaterThanOrEqualTo(1);
@@ -86,7 +86,7 @@ class MultiModelSimulationTest {
     // with a 30 s idle timeout A sleeps for idleness before C arrives: C wakes into its slot
     assertThat(r.actions()).containsEntry("SLEEP IDLE", 1L).containsEntry("WAKE DEMAND", 1L)
         .doesNotContainKey("SLEEP MAKE_ROOM");
-    assertThat(r.wakeWaitTtftMicros().getMinValue()).isGreaterThanOrEqualTo(1_600_000L);
+    assertThat(r.wakeWaitTtftMicros().getMaxValue()).isGreaterThanOrEqualTo(1_600_000L);
     assertThat(r.wakeWaitTtftMicros().getValueAtPercentile(90)).isLessThan(2 * 1_600_000L);
     assertThat(r.run().completed()).isEqualTo(w.arrivals().size());
     assertThat(r.minAwake()[1]).isGreaterThanOrEqualTo(1);
