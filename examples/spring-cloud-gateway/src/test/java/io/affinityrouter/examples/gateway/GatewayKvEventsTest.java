@@ -17,6 +17,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
@@ -96,7 +97,11 @@ class GatewayKvEventsTest {
   final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
       .connectTimeout(Duration.ofSeconds(5)).build();
 
+  /** Requests posted, each served by one backend. */
+  final AtomicLong sent = new AtomicLong();
+
   private HttpResponse<String> post(String base, String session, String body) throws Exception {
+    sent.incrementAndGet();
     HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + "/v1/chat/completions"))
         .timeout(Duration.ofSeconds(30)).header("content-type", "application/json")
         .POST(HttpRequest.BodyPublishers.ofString(body));
@@ -158,15 +163,23 @@ class GatewayKvEventsTest {
       assertThat(post(holder.baseUrl(), null, chat(system, "Read clause one.")).statusCode())
           .isEqualTo(200);
       await("the backend's batch applied", this::allApplied, () -> { });
+      // a backend counts a request finished just after its response is written
+      await("every request sent counted", () -> finished() == sent.get(), () -> { });
 
       long before = holder.finishedRequests();
       HttpResponse<String> r = post("http://127.0.0.1:" + port, "s-" + c,
           chat(system, "Read clause one. Then clause two."));
       assertThat(r.statusCode()).isEqualTo(200);
+      await("the routed request counted", () -> finished() == sent.get(), () -> { });
       assertThat(holder.finishedRequests()).as("conversation %d served by the backend holding it",
           c).isEqualTo(before + 1);
     }
     assertThat(filter.tokenizeFallbacks()).isZero();
+  }
+
+  /** Requests the backends finished, all of them. */
+  private static long finished() {
+    return BACKENDS.stream().mapToLong(FakeVllmServer::finishedRequests).sum();
   }
 
   private static void await(String what, BooleanSupplier condition, Runnable nudge)
