@@ -602,10 +602,8 @@ public final class ModelLifecycle implements AutoCloseable {
     List<Copy> bestVictims = null;
     for (Copy c : candidates) {
       List<Copy> victims = victims(c, reason, need, now);
-      if (victims != null && (bestVictims == null || victims.size() < bestVictims.size()
-          || victims.size() == bestVictims.size() && (load(victims) < load(bestVictims)
-              || load(victims) == load(bestVictims)
-                  && newest(victims) < newest(bestVictims)))) {
+      if (victims != null
+          && (bestVictims == null || VICTIMS_COST.compare(victims, bestVictims) < 0)) {
         bestVictims = victims;
       }
     }
@@ -658,6 +656,11 @@ public final class ModelLifecycle implements AutoCloseable {
     }
     return room >= need ? victims : null;
   }
+
+  /** Fewest sleeps, then fewest requests to finish first, then the least recently used. */
+  private static final Comparator<List<Copy>> VICTIMS_COST =
+      Comparator.<List<Copy>>comparingInt(List::size).thenComparingInt(ModelLifecycle::load)
+          .thenComparingLong(ModelLifecycle::newest);
 
   /** The requests the copies must finish before they sleep: the wake behind them waits that long. */
   private static int load(List<Copy> copies) {

@@ -146,18 +146,23 @@ class ModelLifecycleTest {
     assertThat(fleet.state("g1/d")).isEqualTo(ModelState.ACTIVE);
   }
 
+  /** Claims a and b (minimum 1) and x (0); a minute on, the router asks x to wake on g0. */
+  private ModelLifecycle askForXAfterAMinute() {
+    ModelLifecycle lifecycle = lifecycle(claim("a", 1, Duration.ofHours(1)),
+        claim("b", 1, Duration.ofHours(1)), claim("x", 0, Duration.ofHours(1))).build();
+    round(lifecycle);
+    advance(Duration.ofMinutes(1));
+    lifecycle.listener().onWakeRequested(fleet.replica("g0/x"), "x");
+    return lifecycle;
+  }
+
   @Test
   void makingRoomAmongBusyCopiesSleepsTheModelLeftLeastLoaded() {
     // g0 is full with a and b, both serving now; a is busy on both its copies, b barely.
     fleet.put("g0/a", ModelState.ACTIVE, 6).put("g0/b", ModelState.ACTIVE, 1)
         .put("g0/x", ModelState.SLEEPING).put("g1/a", ModelState.ACTIVE, 6)
         .put("g2/b", ModelState.ACTIVE, 1);
-    ModelLifecycle lifecycle = lifecycle(claim("a", 1, Duration.ofHours(1)),
-        claim("b", 1, Duration.ofHours(1)), claim("x", 0, Duration.ofHours(1))).build();
-    round(lifecycle);
-    advance(Duration.ofMinutes(1));
-
-    lifecycle.listener().onWakeRequested(fleet.replica("g0/x"), "x");
+    ModelLifecycle lifecycle = askForXAfterAMinute();
     assertThat(round(lifecycle)).containsExactly(
         new LifecycleAction(Kind.SLEEP, "g0/b", "b", Reason.MAKE_ROOM, 1));
     assertThat(round(lifecycle)).containsExactly(
@@ -172,12 +177,7 @@ class ModelLifecycleTest {
         .put("g0/x", ModelState.SLEEPING).put("g1/a", ModelState.ACTIVE, 2)
         .put("g1/b", ModelState.ACTIVE, 9).put("g1/x", ModelState.SLEEPING)
         .put("g2/a", ModelState.ACTIVE, 1).put("g3/b", ModelState.ACTIVE, 9);
-    ModelLifecycle lifecycle = lifecycle(claim("a", 1, Duration.ofHours(1)),
-        claim("b", 1, Duration.ofHours(1)), claim("x", 0, Duration.ofHours(1))).build();
-    round(lifecycle);
-    advance(Duration.ofMinutes(1));
-
-    lifecycle.listener().onWakeRequested(fleet.replica("g0/x"), "x");
+    ModelLifecycle lifecycle = askForXAfterAMinute();
     assertThat(round(lifecycle)).containsExactly(
         new LifecycleAction(Kind.SLEEP, "g1/a", "a", Reason.MAKE_ROOM, 1));
   }
