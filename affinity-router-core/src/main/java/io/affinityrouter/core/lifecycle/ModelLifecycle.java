@@ -662,7 +662,7 @@ public final class ModelLifecycle implements AutoCloseable {
       Comparator.<List<Copy>>comparingInt(List::size).thenComparingInt(ModelLifecycle::load)
           .thenComparingLong(ModelLifecycle::newest);
 
-  /** The requests the copies must finish before they sleep: the wake behind them waits that long. */
+  /** The requests the copies must finish before they sleep, which the wake behind them waits. */
   private static int load(List<Copy> copies) {
     int n = 0;
     for (Copy c : copies) {

@@ -18,13 +18,13 @@ import java.util.function.Consumer;
 
 /**
  * The simulator's {@code --lifecycle} mode: a multi-model fleet (8 GPUs, the
- * {@link MultiModelWorkload#preset()} models) served by today's fixed deployments, one model per GPU
- * ({@link Mode#DEDICATED}) or two ({@link Mode#STATIC}), awake for good, GPUs per model in
+ * {@link MultiModelWorkload#preset()} models) served by today's fixed deployments, one model per
+ * GPU ({@link Mode#DEDICATED}) or two ({@link Mode#STATIC}), awake for good, GPUs per model in
  * proportion to mean traffic ({@link MultiModelSimulation#staticAssignment}), and by the model
- * lifecycle ({@link Mode#LIFECYCLE}: every GPU hosts an engine of all 6 models, at most 2 awake, the rest
- * asleep at level 1, started from the static placement), with stock and elastic KV. Per fleet and
- * seed: the capacity at the p90 TTFT SLO ({@link CapacitySweep}), then one run at that capacity and
- * one at the (two per GPU) static fleet's capacity for the other figures.
+ * lifecycle ({@link Mode#LIFECYCLE}: every GPU hosts an engine of all 6 models, at most 2 awake,
+ * the rest asleep at level 1, started from the static placement), with stock and elastic KV. Per
+ * fleet and seed: the capacity at the p90 TTFT SLO ({@link CapacitySweep}), then one run at that
+ * capacity and one at the (two per GPU) static fleet's capacity for the other figures.
  *
  * <p>Options: {@code --seed N} (first seed, default 42), {@code --seeds N} (a count, default 3),
  * {@code --span S} (seconds of arrivals, default one compressed day, 600), {@code --slo-p90-ms}

@@ -127,7 +127,8 @@ class MultiModelSimulationTest {
     // 8 slots: 2.4, 2.0, 1.6, 1.2, 0.48, 0.32 -> at least 1 each, largest remainders
     assertThat(count).containsExactly(2, 2, 1, 1, 1, 1);
     MultiModelWorkload w = MultiModelWorkload.generate(MultiModelWorkload.preset(), 20, 120, 3);
-    MultiModelSimulation.Result d = MultiModelSimulation.run(w, Config.of(Mode.DEDICATED, false, 3));
+    MultiModelSimulation.Result d =
+        MultiModelSimulation.run(w, Config.of(Mode.DEDICATED, false, 3));
     assertThat(d.modelsPerGpu()).isLessThanOrEqualTo(1.0);
     assertThat(d.wakes()).isZero();
     assertThat(d.run().completed()).isPositive();
