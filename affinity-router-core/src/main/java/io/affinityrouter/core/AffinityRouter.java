@@ -249,7 +249,8 @@ public final class AffinityRouter {
      * turn always goes to its replica, and waits in the queue only while that replica is at its
      * in-flight limit (it is never moved because the fleet is busy). Held requests are admitted
      * fairly across tenants by tokens and in arrival order within a tenant, when a lease closes or
-     * sees its first token, or when {@link Router#refresh} brings new loads; one still held after
+     * sees its first token, or when {@link Router#refresh} brings new loads; new work whose own
+     * cheapest replica has room is routed without waiting behind them. One still held after
      * {@code maxWait} is refused as {@code ALL_AT_LIMIT} with the at-limit Retry-After, and so is
      * one that finds the queue full. {@code selectAsync} completes on admission and holds no thread
      * meanwhile; {@code select} waits on the calling thread.

@@ -7,7 +7,6 @@ import io.affinityrouter.Router;
 import io.affinityrouter.RoutingDecision;
 import io.affinityrouter.RoutingReason;
 import io.affinityrouter.RoutingRequest;
-import io.affinityrouter.spi.BindingKey;
 import io.affinityrouter.spi.BindingStore;
 import io.affinityrouter.spi.LoadExchange;
 import java.time.Duration;
@@ -137,9 +136,6 @@ final class DefaultRouter implements Router {
   @Override
   public RoutingDecision select(RoutingRequest request, List<Replica> replicas) {
     long start = listeners.isEmpty() ? 0 : System.nanoTime();
-    if (admission != null && !admission.isEmpty() && waitsBehindHeld(request)) {
-      return hold(request, replicas, start).toCompletableFuture().join();
-    }
     Outcome o = route(request, replicas, start);
     RoutingDecision d = fleetGate == null ? o.join()
         : fleetGate.gate(request, o, start).toCompletableFuture().join();
@@ -150,9 +146,6 @@ final class DefaultRouter implements Router {
   public CompletionStage<RoutingDecision> selectAsync(RoutingRequest request,
       List<Replica> replicas) {
     long start = listeners.isEmpty() ? 0 : System.nanoTime();
-    if (admission != null && !admission.isEmpty() && waitsBehindHeld(request)) {
-      return hold(request, replicas, start);
-    }
     Outcome o = route(request, replicas, start);
     CompletionStage<RoutingDecision> stage =
         fleetGate == null ? o.stage() : fleetGate.gate(request, o, start);
@@ -165,18 +158,6 @@ final class DefaultRouter implements Router {
     }
     return f.thenCompose(d -> d == HELD ? hold(request, replicas, start)
         : CompletableFuture.completedFuture(d));
-  }
-
-  /**
-   * Whether the request is new work (no session, or one this router has not routed), which queues
-   * behind the held requests; a returning turn goes to its replica.
-   */
-  private boolean waitsBehindHeld(RoutingRequest request) {
-    if (request.sessionId().isEmpty()) {
-      return true;
-    }
-    return !pinning.knows(new BindingKey(request.model().orElse(""),
-        request.tenant().orElse(""), request.sessionId().get()));
   }
 
   /** Holds the request (its prompt reduced to hashes) until there is room, or its deadline. */

@@ -283,23 +283,53 @@ class AdmissionTest {
   }
 
   @Test
-  void newWorkQueuesBehindWhatIsHeldInsteadOfOvertakingIt() {
+  void aFreedSlotGoesToTheFirstHeldRequestNotToALaterArrival() {
     Router router = builder().maxInFlightRequests(1).build();
     List<Replica> fleet = replicas(2);
     RoutingDecision a = router.select(anonymous(tokens(1, 64)), fleet);
     RoutingDecision b = router.select(anonymous(tokens(2, 64)), fleet);
-    CompletableFuture<RoutingDecision> early = async(router, anonymous(tokens(3, 64)), fleet);
-    a.lease().close();
-    assertThat(early).isDone();
-    // One slot frees while nothing is held: the next arrival would take it ...
     CompletableFuture<RoutingDecision> second = async(router, anonymous(tokens(4, 64)), fleet);
     CompletableFuture<RoutingDecision> third = async(router, anonymous(tokens(5, 64)), fleet);
     assertThat(second).isNotDone();
     assertThat(third).isNotDone();
     b.lease().close();
-    // ... and goes to the first held, in order.
+    // The slot is taken as it frees, by the first held, in order ...
     assertThat(second).isDone();
     assertThat(third).isNotDone();
+    // ... so an arrival after it finds no room and waits behind the third.
+    CompletableFuture<RoutingDecision> fourth = async(router, anonymous(tokens(6, 64)), fleet);
+    assertThat(fourth).isNotDone();
+    a.lease().close();
+    assertThat(third).isDone();
+    assertThat(fourth).isNotDone();
+  }
+
+  @Test
+  void newWorkWithRoomIsNotHeldBehindWorkWaitingForABusyReplica() {
+    Router router = builder().maxPromptBlocks(16_384).build();
+    List<Replica> fleet = replicas(2);
+    // A 250,000-token family: over 30 s of prefill (attention included) where it is not cached.
+    int[] family = tokens(1, 250_000);
+    RoutingDecision first = router.select(anonymous(family), fleet);
+    first.lease().close();
+    String holder = first.replica().id();
+    // A new tail queues about 10 s of prefill on the holder, over the 3 s that hold new work.
+    RoutingDecision busy =
+        router.select(anonymous(Prompts.concat(family, tokens(2, 40_000))), fleet);
+    assertThat(busy.replica().id()).isEqualTo(holder);
+    CompletableFuture<RoutingDecision> family2 =
+        async(router, anonymous(Prompts.concat(family, tokens(3, 64))), fleet);
+    assertThat(family2).as("waits for the holder").isNotDone();
+
+    // The other replica is idle: a prompt that is cheapest there does not wait behind family2.
+    CompletableFuture<RoutingDecision> other = async(router, anonymous(tokens(4, 64)), fleet);
+    assertThat(other).isDone();
+    assertThat(other.join().replica().id()).isNotEqualTo(holder);
+    assertThat(router.heldRequests()).isEqualTo(1);
+
+    busy.lease().markFirstToken();
+    assertThat(family2).isDone();
+    assertThat(family2.join().replica().id()).isEqualTo(holder);
   }
 
   @Test
