@@ -646,16 +646,16 @@ public final class MultiModelSimulation {
   // ---- engines ----
 
   private ReplicaEngine newEngine(Copy c) {
-    long capacity = wholeGpuKv() ? EngineConfig.DEFAULT_KV_BLOCKS : SHARE_BLOCKS;
-    KvCache cache = new KvCache(capacity, true);
+    KvCache cache = new KvCache(startKvBlocks(), true);
     c.ballast = 0;
     c.pendingShrink = 0;
     return new ReplicaEngine(c.index, engineConfig, cache);
   }
 
   /** Elastic engines start with the lone engine's pool (then resize); dedicated ones keep it. */
-  private boolean wholeGpuKv() {
-    return config.elasticKv() || config.mode() == Mode.DEDICATED;
+  private long startKvBlocks() {
+    return config.elasticKv() || config.mode() == Mode.DEDICATED
+        ? EngineConfig.DEFAULT_KV_BLOCKS : SHARE_BLOCKS;
   }
 
   private void kick(Copy c) {
@@ -901,8 +901,7 @@ public final class MultiModelSimulation {
         continue;
       }
       ReplicaEngine e = c.engine;
-      long kv = e == null ? (config.elasticKv() ? kvBlocksOn(c.gpu)
-          : wholeGpuKv() ? EngineConfig.DEFAULT_KV_BLOCKS : SHARE_BLOCKS)
+      long kv = e == null ? (config.elasticKv() ? kvBlocksOn(c.gpu) : startKvBlocks())
           : e.cache().capacityBlocks() - c.ballast;
       held += ENGINE_FIXED_GIB + kv / BLOCKS_PER_GIB;
     }
