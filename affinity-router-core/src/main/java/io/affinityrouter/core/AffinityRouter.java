@@ -245,7 +245,8 @@ public final class AffinityRouter {
      * <p>New work (a request without a session, or the first turn this router sees of one) is held
      * when the cheapest replica has more than 3 s of work queued beyond what it runs, or more than
      * 0.15 s while its cache turns over faster than sessions come back (free KV over the KV write
-     * rate, against the median return interval); a returning
+     * rate, against the median return interval) and returning turns extend their session's last
+     * prompt (the median one keeps at least half of it as its prefix); a returning
      * turn always goes to its replica, and waits in the queue only while that replica is at its
      * in-flight limit (it is never moved because the fleet is busy). Held requests are admitted
      * fairly across tenants by tokens and in arrival order within a tenant, when a lease closes or
@@ -423,9 +424,17 @@ public final class AffinityRouter {
       return this;
     }
 
-    /** For tests: the queue seconds ahead of new work past which it is held (default 1 s). */
-    Builder holdWaitSeconds(double seconds) {
-      settings.holdWaitSeconds = Checks.nonNegativeFinite(seconds, "holdWaitSeconds");
+    /**
+     * With a hold queue, new work is held when even its cheapest replica has more than
+     * {@code queued} of work ahead of it beyond what it runs (default 3 s). What is admitted may
+     * still wait that long in the engine: keep it under the TTFT objective when the fleet is
+     * compute-bound past capacity.
+     *
+     * @throws IllegalArgumentException if {@code queued} is negative
+     */
+    public Builder holdThreshold(Duration queued) {
+      Checks.nonNegative(queued, "holdThreshold");
+      settings.holdWaitSeconds = queued.toNanos() / 1e9;
       return this;
     }
 

@@ -62,6 +62,11 @@ final class DefaultRouter implements Router {
    * ({@link #thrashing}): a queue of a few short prefills.
    */
   static final double THRASH_WAIT_SECONDS = 0.15;
+  /**
+   * The median share of its session's last prompt a returning turn keeps below which there is no
+   * context worth protecting from new work ({@link #thrashing}): {@value}.
+   */
+  static final double MIN_REUSE_SHARE = 0.5;
 
   /**
    * What a stage returns for "hold this request": never returned to a caller, compared by
@@ -251,8 +256,11 @@ final class DefaultRouter implements Router {
     decide.wakeIfBusy(sel);
     // saturated() first: an uncongested decision never looks the session up twice
     if (admission != null && saturated(sel) && (sel.key == null || !pinning.knows(sel.key))) {
-      sel.reservations.release(sel, sel.candidate);
-      return sel.decided(HELD);
+      if (sel.key == null) {
+        sel.reservations.release(sel, sel.candidate);
+        return sel.decided(HELD);
+      }
+      return pinning.runUnlessNew(sel); // another router may have routed its last turn
     }
     if (sel.key == null) {
       return sel.decided(decide.best(sel, sel.candidate));
@@ -281,7 +289,7 @@ final class DefaultRouter implements Router {
    */
   private boolean thrashing(Selection sel, int c) {
     double back = pinning.returnSeconds();
-    if (back <= 0) {
+    if (back <= 0 || pinning.reuseShare() < MIN_REUSE_SHARE) {
       return false;
     }
     double lifetime = Score.lifetimeSeconds(sel.replicas.get(c).load(), sel.states[c],

@@ -58,11 +58,16 @@ final class Pinning {
     final String replicaId;
     final long generation;
     volatile long routedMillis;
+    // The last prompt routed: its full blocks, and its hashes at MARKS of them (chained: a match
+    // at a mark is a match of all before it). Written in place; a torn read only blurs a sample.
+    volatile int lastBlocks;
+    final long @Nullable [] marks; // null: not holding, so never read
 
-    Known(String replicaId, long generation, long routedMillis) {
+    Known(String replicaId, long generation, long routedMillis, boolean marked) {
       this.replicaId = replicaId;
       this.generation = generation;
       this.routedMillis = routedMillis;
+      this.marks = marked ? new long[MARKS.length] : null;
     }
 
     String replicaId() {
@@ -76,6 +81,9 @@ final class Pinning {
 
   // Sessions' return intervals: only a router that holds new work reads them.
   private static final double RETURN_QUANTILE = 0.5;
+  private static final double REUSE_QUANTILE = 0.5;
+  // Where a prompt is marked, as shares of its blocks: how much of it the next prompt keeps.
+  private static final double[] MARKS = {0.5, 0.75, 0.875, 1};
 
   /** Where degraded decisions sent a session, and the generation this router knew then. */
   private record Degraded(String replicaId, long knownGeneration) {}
@@ -93,6 +101,7 @@ final class Pinning {
   private final Cache<BindingKey, Degraded> degradedSessions;
   private final InstantSource clock;
   private final @Nullable DecayingQuantile returns; // null: not holding
+  private final @Nullable DecayingQuantile reuse; // shares, not seconds; null: not holding
   // Built once: the common path allocates no step and no handler.
   private final Step<Binding> afterClaim = this::afterClaim;
   private final BiConsumer<BindingKey, Binding> late = this::heard;
@@ -111,6 +120,8 @@ final class Pinning {
     this.holding = holding;
     this.clock = clock;
     this.returns = holding ? new DecayingQuantile(RETURN_QUANTILE, AffinityBudget.HALF_LIFE,
+        AffinityBudget.WARM_UP) : null;
+    this.reuse = holding ? new DecayingQuantile(REUSE_QUANTILE, AffinityBudget.HALF_LIFE,
         AffinityBudget.WARM_UP) : null;
     this.lastKnown = Caffeine.newBuilder().maximumSize(rememberedSessions)
         .expireAfterAccess(bindingTtl).ticker(() -> clock.millis() * 1_000_000L)
@@ -153,6 +164,35 @@ final class Pinning {
         : store.firstContactNanos(sel.promptTokens); // a guess would recompute its context
     return continueWith(sel, store.getOrClaim(key, sel.states[sel.candidate].id(),
         sel.turn(writer), late, wait), afterClaim);
+  }
+
+  /**
+   * The fleet is saturated and this router has not routed the session: a session another router
+   * bound is a returning turn and goes on as {@link #run} does; a new one is held, unbound (and so
+   * is one the store cannot tell about now).
+   */
+  Outcome runUnlessNew(Selection sel) {
+    if (store.admit() != StoreGuard.Admission.CALL) {
+      return held(sel);
+    }
+    Step<Optional<Binding>> step = (s, binding, ex) -> {
+      if (ex != null) {
+        store.failed(ex);
+        return held(s);
+      }
+      store.succeeded();
+      if (binding.isEmpty()) {
+        return held(s);
+      }
+      remember(s.sessionKey(), binding.get());
+      return run(s);
+    };
+    return continueWith(sel, store.get(sel.sessionKey()), step);
+  }
+
+  private static Outcome held(Selection sel) {
+    sel.reservations.release(sel, sel.candidate);
+    return sel.decided(DefaultRouter.HELD);
   }
 
   /**
@@ -210,10 +250,27 @@ final class Pinning {
 
   /**
    * Records how long the session took to come back: since the last turn, as the binding's context
-   * says when another router routed it, else since this router did.
+   * says when another router routed it, else since this router did; and, when this router routed
+   * the last turn, how much of that turn's prompt this one keeps.
    */
-  private void returned(Binding b, @Nullable Known known) {
+  private void returned(Selection sel, Binding b, @Nullable Known known) {
     long now = clock.millis();
+    long[] marks = known == null ? null : known.marks;
+    int prev = known == null ? 0 : known.lastBlocks;
+    int blocks = sel.blocks;
+    if (marks != null && prev > 0 && blocks > 0) {
+      int kept = 0;
+      for (int m = MARKS.length - 1; m >= 0 && kept == 0; m--) {
+        int at = mark(prev, m);
+        if (at < blocks && sel.hashes[at] == marks[m]) {
+          kept = at + 1;
+        }
+      }
+      // A prompt identical to the last is a retry or a re-offer of a held turn, not a new turn.
+      if (!(kept == prev && prev == blocks)) {
+        Objects.requireNonNull(reuse).record((double) kept / prev);
+      }
+    }
     SessionContext context = b.context();
     long since = context != null ? context.ageMillis() : known != null ? now - known.routedMillis
         : -1;
@@ -231,6 +288,36 @@ final class Pinning {
    */
   double returnSeconds() {
     return returns == null ? 0 : returns.get();
+  }
+
+  /**
+   * The median share of the session's last prompt routed by this router that a returning turn
+   * keeps as its prefix (its last mark matched: all, seven eighths, three quarters, half, or
+   * nothing); 0 until enough have come back (or without holding). Of the last prompt, not of the
+   * turn's own: turns routed meanwhile by other gateways only lengthen the turn.
+   */
+  double reuseShare() {
+    return reuse == null ? 0 : reuse.get();
+  }
+
+  /** Remembers the prompt just routed for the session, for {@link #reuseShare}. */
+  private void prompted(Selection sel) {
+    if (reuse == null || sel.blocks == 0) {
+      return;
+    }
+    Known k = lastKnown.getIfPresent(sel.sessionKey());
+    long[] marks = k == null ? null : k.marks;
+    if (k != null && marks != null) {
+      for (int m = 0; m < MARKS.length; m++) {
+        marks[m] = sel.hashes[mark(sel.blocks, m)];
+      }
+      k.lastBlocks = sel.blocks;
+    }
+  }
+
+  /** The block at mark {@code m} of a prompt of {@code blocks} full blocks. */
+  private static int mark(int blocks, int m) {
+    return Math.max(0, (int) Math.ceil(blocks * MARKS[m]) - 1);
   }
 
   /** Whether a failed claim timed out (it may still land), wrapped or not. */
@@ -256,12 +343,13 @@ final class Pinning {
       score.credit(sel, bound, b.context());
     }
     if (returns != null && !b.written()) {
-      returned(b, known);
+      returned(sel, b, known);
     }
     if (bound == c) {
       RoutingReason reason = attempt > 0 ? RoutingReason.SESSION_ADOPTED
           : b.written() ? RoutingReason.SESSION_CLAIMED : RoutingReason.SESSION_AFFINITY;
       remember(sel.sessionKey(), b, known);
+      prompted(sel);
       return sel.decided(decide.session(sel, c, reason, b.generation(), !b.written()));
     }
     RepinCause cause = policy.keep(sel, bound);
@@ -276,6 +364,7 @@ final class Pinning {
       RoutingReason reason = attempt > 0 ? RoutingReason.SESSION_ADOPTED
           : RoutingReason.SESSION_AFFINITY;
       remember(sel.sessionKey(), b, known);
+      prompted(sel);
       return sel.decided(decide.session(sel, bound, reason, b.generation(), true));
     }
     return repin(sel, b, cause, attempt);
@@ -297,6 +386,7 @@ final class Pinning {
       store.succeeded();
       if (nb.written()) {
         remember(s.sessionKey(), nb);
+        prompted(s);
         listeners.repin(s.sessionKey(), old.replicaId(), target, cause);
         return s.decided(decide.repinned(s, c, nb.generation(), cause, old.replicaId()));
       }
@@ -321,7 +411,7 @@ final class Pinning {
     while (known == null || known.generation() < b.generation()
         || known.generation() == b.generation() && !known.replicaId().equals(b.replicaId())) {
       if (fresh == null) {
-        fresh = new Known(b.replicaId(), b.generation(), clock.millis());
+        fresh = new Known(b.replicaId(), b.generation(), clock.millis(), holding);
       }
       if (known == null ? lastKnown.asMap().putIfAbsent(key, fresh) == null
           : lastKnown.asMap().replace(key, known, fresh)) {

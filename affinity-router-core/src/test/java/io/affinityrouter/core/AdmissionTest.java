@@ -13,6 +13,7 @@ import io.affinityrouter.Router;
 import io.affinityrouter.RoutingDecision;
 import io.affinityrouter.RoutingReason;
 import io.affinityrouter.RoutingRequest;
+import io.affinityrouter.spi.BindingKey;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -211,6 +212,58 @@ class AdmissionTest {
   }
 
   @Test
+  void aTurnAnotherGatewayRoutedLastIsNotHeldAsNewWork() {
+    InMemoryBindingStore store = InMemoryBindingStore.builder().clock(clock).build();
+    Router first = builder().bindingStore(store).build();
+    Router second = builder().bindingStore(store).build();
+    List<Replica> fleet = replicas(2);
+    int[] context = tokens(1, 512);
+    RoutingDecision earlier = first.select(session("s", context), fleet);
+    earlier.lease().close();
+    // Seconds of uncached prefill queued on both replicas, as the second gateway sees them.
+    List<RoutingDecision> load = new ArrayList<>();
+    for (int i = 0; i < 2; i++) {
+      load.add(second.select(anonymous(tokens(100 + i, 120_000)), fleet));
+    }
+
+    CompletableFuture<RoutingDecision> next =
+        async(second, session("s", Prompts.concat(context, tokens(5, 64))), fleet);
+    CompletableFuture<RoutingDecision> newSession =
+        async(second, session("new", tokens(4, 64)), fleet);
+
+    assertThat(next).as("a returning turn that went through the other gateway").isDone();
+    assertThat(next.join().reason()).isEqualTo(RoutingReason.SESSION_AFFINITY);
+    assertThat(next.join().replica().id()).isEqualTo(earlier.replica().id());
+    assertThat(newSession).as("a new session").isNotDone();
+    assertThat(store.get(new BindingKey("", "", "new")).toCompletableFuture().join())
+        .as("a held session is not bound").isEmpty();
+    load.forEach(d -> d.lease().markFirstToken());
+    assertThat(newSession).isCompletedWithValueMatching(d -> d.reason()
+        == RoutingReason.SESSION_CLAIMED);
+    first.close();
+    second.close();
+  }
+
+  @Test
+  void theHoldThresholdSetsHowMuchQueuedWorkNewWorkMayFind() {
+    for (long seconds : new long[] {3, 60}) {
+      Router router = builder().holdThreshold(Duration.ofSeconds(seconds)).build();
+      List<Replica> fleet = replicas(1);
+      // About 15 s of uncached prefill queued on the only replica (the default profile).
+      RoutingDecision load = router.select(anonymous(tokens(100, 120_000)), fleet);
+      assertThat(load.isRouted()).isTrue();
+
+      CompletableFuture<RoutingDecision> fresh = async(router, anonymous(tokens(3, 64)), fleet);
+
+      assertThat(fresh.isDone()).as("admitted under a %d s threshold", seconds)
+          .isEqualTo(seconds == 60);
+      load.lease().markFirstToken();
+      assertThat(fresh).isCompletedWithValueMatching(RoutingDecision::isRouted);
+      router.close();
+    }
+  }
+
+  @Test
   void newWorkIsHeldWhenEvenTheCheapestReplicaHasSecondsQueuedButAKnownSessionGoesThrough() {
     Router router = builder().build();
     List<Replica> fleet = replicas(2);
@@ -245,41 +298,64 @@ class AdmissionTest {
 
   @Test
   void newWorkWaitsWhereTheCacheTurnsOverFasterThanSessionsComeBack() {
-    for (long writtenPerTurn : new long[] {1_000_000, 0}) {
-      Router router = builder().build();
-      // Sessions come back every 10 s: 300 returns teach the router so. The engine writes
-      // 100,000 tokens/s into 200,000 of KV (a context lives 2 s), or nothing.
-      int[] context = tokens(1, 64);
-      List<Replica> fleet = List.of();
-      for (int turn = 0; turn < 300; turn++) {
-        fleet = List.of(Replica.builder("r0").load(ReplicaLoad.builder().kvCapacityTokens(200_000)
-            .kvWrittenTokens(1 + turn * writtenPerTurn).build()).build());
-        router.select(session("s", context), fleet).lease().close();
-        if (turn < 3) {
-          router.select(session("load-" + turn, tokens(100 + turn, 64)), fleet).lease().close();
-        }
-        clock.advance(Duration.ofSeconds(10));
-      }
-      // Their next turns queue a second of prefill: under the 3 s that hold any new work.
-      // Returning turns, so never held themselves.
-      for (int i = 0; i < 3; i++) {
-        assertThat(async(router, session("load-" + i, tokens(100 + i, 8_000)), fleet))
-            .isCompletedWithValueMatching(RoutingDecision::isRouted);
-      }
-      CompletableFuture<RoutingDecision> newSession =
-          async(router, session("new-" + writtenPerTurn, tokens(7, 64)), fleet);
-      CompletableFuture<RoutingDecision> returning = async(router, session("s", context), fleet);
+    assertThat(newSessionHeld(1_000_000, true)).as("a thrashing replica").isTrue();
+    assertThat(newSessionHeld(0, true)).as("contexts that outlive the returns").isFalse();
+    assertThat(newSessionHeld(1_000_000, false))
+        .as("a thrashing replica, but turns that do not extend their session's last prompt")
+        .isFalse();
+  }
 
-      assertThat(returning).as("a returning turn").isDone();
-      if (writtenPerTurn > 0) {
-        assertThat(newSession).as("a new session on a thrashing replica").isNotDone();
-        assertThat(router.heldRequests()).isEqualTo(1);
-      } else {
-        assertThat(newSession).as("a new session where contexts outlive the returns").isDone();
-        assertThat(newSession.join().reason()).isEqualTo(RoutingReason.SESSION_CLAIMED);
+  /**
+   * Whether a new session is held on a replica whose engine writes {@code writtenPerTurn} tokens
+   * every 10 s, where sessions come back once, 10 s later, with a prompt three times as long that
+   * is {@code extending} their first (or shares only its first quarter, as a system prompt).
+   */
+  private boolean newSessionHeld(long writtenPerTurn, boolean extending) {
+    Router router = builder().build();
+    // 300 returns teach the router how long sessions take and what they keep. The engine writes
+    // 100,000 tokens/s into 200,000 of KV (a context lives 2 s), or nothing.
+    List<Replica> fleet = List.of();
+    int sessions = 300;
+    for (int i = 0; i <= sessions; i++) {
+      fleet = List.of(Replica.builder("r0").load(ReplicaLoad.builder().kvCapacityTokens(200_000)
+          .kvWrittenTokens(1 + i * writtenPerTurn).build()).build());
+      if (i == sessions) {
+        break;
       }
-      router.close();
+      router.select(session("s" + i, tokens(i, 64)), fleet).lease().close();
+      if (i > 0) {
+        router.select(session("s" + (i - 1), secondPrompt(i - 1, extending)), fleet).lease()
+            .close();
+      }
+      if (i < 3) {
+        router.select(session("load-" + i, tokens(100 + i, 64)), fleet).lease().close();
+      }
+      clock.advance(Duration.ofSeconds(10));
     }
+    // Their next turns queue a second of prefill: under the 3 s that hold any new work.
+    // Returning turns, so never held themselves.
+    for (int i = 0; i < 3; i++) {
+      assertThat(async(router, session("load-" + i, tokens(100 + i, 8_000)), fleet))
+          .isCompletedWithValueMatching(RoutingDecision::isRouted);
+    }
+    CompletableFuture<RoutingDecision> newSession =
+        async(router, session("new", tokens(7_000, 64)), fleet);
+    CompletableFuture<RoutingDecision> returning = async(router,
+        session("s" + (sessions - 1), secondPrompt(sessions - 1, extending)), fleet);
+
+    assertThat(returning).as("a returning turn").isDone();
+    boolean held = !newSession.isDone();
+    assertThat(router.heldRequests()).isEqualTo(held ? 1 : 0);
+    if (!held) {
+      assertThat(newSession.join().reason()).isEqualTo(RoutingReason.SESSION_CLAIMED);
+    }
+    router.close();
+    return held;
+  }
+
+  /** Session {@code i}'s second prompt: its first and 128 tokens more, or a shared block and more. */
+  private static int[] secondPrompt(int i, boolean extending) {
+    return extending ? tokens(i, 192) : Prompts.concat(tokens(i, 16), tokens(1_000 + i, 176));
   }
 
   @Test
@@ -370,5 +446,7 @@ class AdmissionTest {
         .hasMessage("maxHeldBytes: 0 (expected: > 0)");
     assertThatThrownBy(() -> AffinityRouter.builder().holdQueue(1, 1, Duration.ZERO))
         .hasMessageStartingWith("maxHold: ");
+    assertThatThrownBy(() -> AffinityRouter.builder().holdThreshold(Duration.ofMillis(-1)))
+        .hasMessageStartingWith("holdThreshold: ");
   }
 }

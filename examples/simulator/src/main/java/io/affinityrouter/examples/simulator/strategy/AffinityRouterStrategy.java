@@ -136,6 +136,7 @@ final class AffinityRouterStrategy implements RoutingStrategy {
             case "maxHoldMillis" -> b.holdQueue(AffinityRouter.Builder.DEFAULT_MAX_HELD_REQUESTS,
                 AffinityRouter.Builder.DEFAULT_MAX_HELD_BYTES,
                 Duration.ofMillis(Long.parseLong(v)));
+            case "holdThresholdMillis" -> b.holdThreshold(Duration.ofMillis(Long.parseLong(v)));
             case "prefixIndexEntries" -> b.prefixIndexEntries(Long.parseLong(v));
             default -> { }
           }
@@ -151,7 +152,7 @@ final class AffinityRouterStrategy implements RoutingStrategy {
   }
 
   private static final List<String> OPTIONS = List.of("topK", "prefixIndexEntries", "hold",
-      "maxHoldMillis",
+      "maxHoldMillis", "holdThresholdMillis",
       "prefillTokensPerSecond", "batchSlowdownSequences", "runningSequenceSeconds",
       "attentionSeconds", "sessions", "kvEvents", "loadExchangeMillis");
 
