@@ -256,16 +256,19 @@ final class DefaultRouter implements Router {
     decide.wakeIfBusy(sel);
     // saturated() first: an uncongested decision never looks the session up twice
     if (admission != null && saturated(sel) && (sel.key == null || !pinning.knows(sel.key))) {
-      if (sel.key == null) {
-        sel.reservations.release(sel, sel.candidate);
-        return sel.decided(HELD);
-      }
-      return pinning.runUnlessNew(sel); // another router may have routed its last turn
+      return sel.key == null ? held(sel)
+          : pinning.runUnlessNew(sel); // another router may have routed its last turn
     }
     if (sel.key == null) {
       return sel.decided(decide.best(sel, sel.candidate));
     }
     return pinning.run(sel);
+  }
+
+  /** Holds the request: the candidate's reservation is given back until it is offered again. */
+  static Outcome held(Selection sel) {
+    sel.reservations.release(sel, sel.candidate);
+    return sel.decided(HELD);
   }
 
   /**

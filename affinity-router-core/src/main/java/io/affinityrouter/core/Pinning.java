@@ -173,26 +173,21 @@ final class Pinning {
    */
   Outcome runUnlessNew(Selection sel) {
     if (store.admit() != StoreGuard.Admission.CALL) {
-      return held(sel);
+      return DefaultRouter.held(sel);
     }
     Step<Optional<Binding>> step = (s, binding, ex) -> {
       if (ex != null) {
         store.failed(ex);
-        return held(s);
+        return DefaultRouter.held(s);
       }
       store.succeeded();
       if (binding.isEmpty()) {
-        return held(s);
+        return DefaultRouter.held(s);
       }
       remember(s.sessionKey(), binding.get());
       return run(s);
     };
     return continueWith(sel, store.get(sel.sessionKey()), step);
-  }
-
-  private static Outcome held(Selection sel) {
-    sel.reservations.release(sel, sel.candidate);
-    return sel.decided(DefaultRouter.HELD);
   }
 
   /**
