@@ -54,6 +54,8 @@ public final class KvEventSubscriber implements AutoCloseable {
   public static final Duration DEFAULT_RECONNECT_BACKOFF = Duration.ofMillis(100);
   /** The longest reconnect interval unless {@link Builder#reconnectBackoff} says otherwise: 10 s. */
   public static final Duration DEFAULT_MAX_RECONNECT_BACKOFF = Duration.ofSeconds(10);
+  /** How long a sequence break waits for the next message unless {@link Builder#breakHold}: 1 s. */
+  public static final Duration DEFAULT_BREAK_HOLD = Duration.ofSeconds(1);
 
   private static final AtomicInteger INSTANCES = new AtomicInteger();
   private static final long JOIN_MILLIS = 10_000;
@@ -75,7 +77,7 @@ public final class KvEventSubscriber implements AutoCloseable {
       Subscription s = new Subscription(context, Endpoints.forRank(endpoint, rank),
           b.replayEndpoint == null ? null : Endpoints.forRank(b.replayEndpoint, rank), b.topic,
           b.replayTimeout.toNanos(), b.reconnectBackoff.toMillis(),
-          b.maxReconnectBackoff.toMillis(), decoder, counters,
+          b.maxReconnectBackoff.toMillis(), b.breakHold.toNanos(), decoder, counters,
           "inproc://kv-events-monitor-" + instance + "-" + rank);
       subscriptions.add(s);
       Thread t = new Thread(s, "kv-events-" + replicaId + "-dp" + rank);
@@ -161,6 +163,7 @@ public final class KvEventSubscriber implements AutoCloseable {
     private Duration replayTimeout = DEFAULT_REPLAY_TIMEOUT;
     private Duration reconnectBackoff = DEFAULT_RECONNECT_BACKOFF;
     private Duration maxReconnectBackoff = DEFAULT_MAX_RECONNECT_BACKOFF;
+    private Duration breakHold = DEFAULT_BREAK_HOLD;
 
     private Builder(PrefixCacheEvents sink) {
       this.sink = sink;
@@ -219,6 +222,17 @@ public final class KvEventSubscriber implements AutoCloseable {
     /** Sets how long a replay may take before the gap counts as lost (default 2 s). */
     public Builder replayTimeout(Duration timeout) {
       this.replayTimeout = Checks.positive(timeout, "replayTimeout");
+      return this;
+    }
+
+    /**
+     * Sets how long a message that breaks the sequence (a jump, or numbers starting over) waits
+     * for the next one before the break is taken as real (default 1 s). If the next message goes
+     * on where the stream was, the held one was a garbage number and is dropped; a longer hold
+     * tells the two apart on a slower network, at the cost of applying a real restart later.
+     */
+    public Builder breakHold(Duration hold) {
+      this.breakHold = Checks.positive(hold, "breakHold");
       return this;
     }
 

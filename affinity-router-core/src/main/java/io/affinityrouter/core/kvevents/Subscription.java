@@ -24,8 +24,6 @@ final class Subscription implements Runnable {
   static final long MALFORMED = Long.MIN_VALUE;
   private static final int POLL_MILLIS = 50;
   private static final long RESEND_NANOS = 250_000_000;
-  /** How long a message that breaks the sequence waits for the next one: {@value} ns. */
-  static final long HOLD_NANOS = 1_000_000_000;
   private static final int ZMQ_TERMINATED = 156384765; // ETERM: the context is being closed
 
   private final ZContext context;
@@ -35,6 +33,7 @@ final class Subscription implements Runnable {
   private final long replayTimeoutNanos;
   private final long backoffMillis;
   private final long maxBackoffMillis;
+  private final long holdNanos;
   private final KvEventDecoder decoder;
   private final KvEventCounters counters;
   private final String monitorAddress;
@@ -52,8 +51,8 @@ final class Subscription implements Runnable {
   private int connections;
 
   Subscription(ZContext context, String endpoint, @Nullable String replayEndpoint, String topic,
-      long replayTimeoutNanos, long backoffMillis, long maxBackoffMillis, KvEventDecoder decoder,
-      KvEventCounters counters, String monitorAddress) {
+      long replayTimeoutNanos, long backoffMillis, long maxBackoffMillis, long holdNanos,
+      KvEventDecoder decoder, KvEventCounters counters, String monitorAddress) {
     this.context = context;
     this.endpoint = endpoint;
     this.replayEndpoint = replayEndpoint;
@@ -61,6 +60,7 @@ final class Subscription implements Runnable {
     this.replayTimeoutNanos = replayTimeoutNanos;
     this.backoffMillis = backoffMillis;
     this.maxBackoffMillis = maxBackoffMillis;
+    this.holdNanos = holdNanos;
     this.decoder = decoder;
     this.counters = counters;
     this.monitorAddress = monitorAddress;
@@ -158,7 +158,7 @@ final class Subscription implements Runnable {
    * A message that breaks the sequence (a gap or numbers starting over) is held until the next
    * one: if that one follows it, the break was real; if the stream goes on where it was, the held
    * message was an outlier (a garbage number) and is dropped, so no single message can move the
-   * stream. With no next message within {@link #HOLD_NANOS}, the break is taken as real.
+   * stream. With no next message within the hold (the builder's breakHold), the break is taken as real.
    */
   void onMessage(long seq, byte[] payload) {
     onMessage(seq, payload, System.nanoTime());
@@ -186,7 +186,7 @@ final class Subscription implements Runnable {
   /** No message for a poll interval: a break held long enough is taken as real. */
   void onIdle(long nowNanos) {
     byte[] held = heldPayload;
-    if (held != null && nowNanos - heldAtNanos >= HOLD_NANOS) {
+    if (held != null && nowNanos - heldAtNanos >= holdNanos) {
       heldPayload = null;
       sequence(heldSeq, held);
     }

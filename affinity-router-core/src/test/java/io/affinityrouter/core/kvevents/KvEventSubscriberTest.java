@@ -26,6 +26,8 @@ class KvEventSubscriberTest {
   private final RecordingSink sink = new RecordingSink();
   private final List<AutoCloseable> closeables = new ArrayList<>();
   private KvEventSubscriber current;
+  private boolean currentReplays;
+  private KvEventStats atConnect; // the counters when connect returned
 
   @AfterEach
   void closeAll() throws Exception {
@@ -60,6 +62,7 @@ class KvEventSubscriberTest {
         .reconnectBackoff(Duration.ofMillis(20), Duration.ofMillis(200)).build();
     closing(s).start();
     current = s;
+    currentReplays = replay;
     return s;
   }
 
@@ -68,7 +71,11 @@ class KvEventSubscriberTest {
     long deadline = System.nanoTime() + PATIENCE.toNanos();
     while (s.stats().batches() == 0) {
       if (System.nanoTime() - deadline > 0) {
-        throw new AssertionError("subscriber never received a batch");
+        throw new AssertionError("subscriber never received a batch: " + s.stats() + "; "
+            + Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.getName().startsWith("kv-events-")
+                    || t.getName().startsWith("test-publisher-"))
+                .map(t -> t.getName() + " " + t.getState()).toList());
       }
       pub.publish(Batches.empty());
       long until = System.nanoTime() + 20_000_000;
@@ -77,6 +84,22 @@ class KvEventSubscriberTest {
       }
     }
     assertThat(sink.calls()).isEmpty();
+    if (currentReplays) {
+      // the history replay may have applied warm-up batches whose live copies are still coming
+      // (each then a duplicate): a marker after them, once applied, says they all were read
+      pub.publish(Batches.arrays().removed(CONNECT_MARKER).build());
+      awaitCalls(1);
+      assertThat(sink.calls()).containsExactly(RecordingSink.removed("r1", CONNECT_MARKER));
+      sink.reset();
+    }
+    atConnect = s.stats();
+  }
+
+  private static final long CONNECT_MARKER = 0xC0FFEEL;
+
+  /** Duplicates counted since connect returned (the warm-up's are its own business). */
+  private long duplicatesSinceConnect(KvEventSubscriber s) {
+    return s.stats().duplicates() - atConnect.duplicates();
   }
 
   private void awaitCalls(int n) {
@@ -133,7 +156,9 @@ class KvEventSubscriberTest {
   @Test
   void aGarbageSequenceNumberIsDroppedAndTheStreamGoesOn() {
     TestPublisher pub = closing(TestPublisher.start());
-    KvEventSubscriber s = subscribe(pub, true, KvEventSubscriber.builder(sink));
+    // held for as long as a busy machine may take to send the next one: never taken as real
+    KvEventSubscriber s =
+        subscribe(pub, true, KvEventSubscriber.builder(sink).breakHold(PATIENCE));
     connect(pub, s);
     pub.publish(batch(1));
     pub.sendFrames(new byte[0], Subscription.toBytes(1_000_000_000_000L), batch(9));
@@ -144,7 +169,7 @@ class KvEventSubscriberTest {
     KvEventStats stats = s.stats();
     assertThat(stats.outOfSequence()).isEqualTo(1);
     assertThat(stats.gaps()).isZero();
-    assertThat(stats.duplicates()).isZero();
+    assertThat(duplicatesSinceConnect(s)).isZero();
     assertThat(stats.replayFailures()).isZero();
   }
 
@@ -164,7 +189,7 @@ class KvEventSubscriberTest {
     assertThat(sink.calls()).containsExactly(storedCall(1), cleared("r1"),
         stored("r1", "m", 8L, new long[] {9}, block(9), 16), cleared("r1"), storedCall(2),
         storedCall(3));
-    assertThat(s.stats().duplicates()).isZero();
+    assertThat(duplicatesSinceConnect(s)).isZero();
   }
 
   @Test
