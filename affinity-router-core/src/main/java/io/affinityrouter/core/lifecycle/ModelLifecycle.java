@@ -56,7 +56,8 @@ import org.jspecify.annotations.Nullable;
  *       awake copy ({@code DEMAND}: the router's {@link RoutingReason#MODEL_WAKING} decisions, seen
  *       through {@link #listener()}), and one more copy of a model whose requests queue (waiting
  *       requests on half or more of its awake copies, or requests refused at their limits) for
- *       {@link Builder#pressureDelay} ({@code PRESSURE}), up to the claim's maximum;
+ *       {@link Builder#pressureDelay} ({@code PRESSURE}), up to the claim's maximum, the model
+ *       with the most requests per awake copy first;
  *   <li>wakes a copy only on a group where it fits; where none fits, it first sleeps copies of
  *       other models ({@code MAKE_ROOM}): idle ones, least recently used first, then busy ones of
  *       the models left least loaded per copy; on the group that needs the fewest, then whose
@@ -465,8 +466,16 @@ public final class ModelLifecycle implements AutoCloseable {
         t.demandServed = demand;
       }
     }
+    // The most loaded per copy first: a pressure wake takes room another pressed model wants.
+    List<ModelView> pressed = new ArrayList<>();
     for (ModelView model : models.values()) {
-      if (model.pressed && model.wakingCount() == 0
+      if (model.pressed) {
+        pressed.add(model);
+      }
+    }
+    pressed.sort(Comparator.comparingDouble((ModelView m) -> -m.loadPerCopyWith(0)));
+    for (ModelView model : pressed) {
+      if (model.wakingCount() == 0
           && model.awakeOrWaking() < model.claim.maxAwake()
           && wake(model, Reason.PRESSURE, now, actions) == Planned.WAKE) {
         pressureSince.put(model.claim.model(), now);

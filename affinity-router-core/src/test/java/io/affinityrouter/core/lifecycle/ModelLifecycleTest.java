@@ -208,6 +208,23 @@ class ModelLifecycleTest {
   }
 
   @Test
+  void theRoomForOnePressureWakeGoesToTheModelMostLoadedPerCopy() {
+    // a and b both queue on their one copy; g2 has room for one more copy. b, claimed after a,
+    // has 9 waiting to a's 2: the wake is b's, and a's waits (w, y, z are at their minimum).
+    fleet.put("g0/a", ModelState.ACTIVE, 2).put("g0/y", ModelState.ACTIVE)
+        .put("g1/b", ModelState.ACTIVE, 9).put("g1/z", ModelState.ACTIVE)
+        .put("g2/a", ModelState.SLEEPING).put("g2/b", ModelState.SLEEPING)
+        .put("g2/w", ModelState.ACTIVE);
+    ModelLifecycle lifecycle = lifecycle(claim("a", 1, Duration.ofHours(1)),
+        claim("b", 1, Duration.ofHours(1)), claim("w", 1, Duration.ofHours(1)),
+        claim("y", 1, Duration.ofHours(1)), claim("z", 1, Duration.ofHours(1))).build();
+    assertThat(round(lifecycle)).isEmpty();
+    advance(ModelLifecycle.DEFAULT_PRESSURE_DELAY);
+    assertThat(round(lifecycle)).extracting(LifecycleAction::replicaId, LifecycleAction::reason)
+        .containsExactly(tuple("g2/b", Reason.PRESSURE));
+  }
+
+  @Test
   void aPressureWakeNeverTakesAModelsLastCopy() {
     fleet.put("g0/a", ModelState.ACTIVE, 5).put("g0/b", ModelState.ACTIVE)
         .put("g0/x", ModelState.SLEEPING).put("g1/a", ModelState.SLEEPING)
