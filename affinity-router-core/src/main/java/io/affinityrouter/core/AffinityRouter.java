@@ -244,11 +244,12 @@ public final class AffinityRouter {
      *
      * <p>New work (a request without a session, or the first turn this router sees of one) is held
      * when the cheapest replica has more than 3 s of work queued beyond what it runs, or more than
-     * 0.15 s while its cache turns over faster than sessions come back (free KV over the KV write
-     * rate, against the median return interval) and returning turns extend their session's last
-     * prompt (the median one keeps at least half of it as its prefix); a returning
-     * turn always goes to its replica, and waits in the queue only while that replica is at its
-     * in-flight limit (it is never moved because the fleet is busy). Held requests are admitted
+     * 0.15 s while its cache turns over faster than sessions come back (the KV its requests, other
+     * gateways' included, will not hold, over the KV write rate, against the median return
+     * interval) and returning turns extend their session's last prompt (the median one keeps at
+     * least half of it as its prefix); a returning turn always goes to its replica, and waits in
+     * the queue only while that replica is at its in-flight limit (it is never moved because the
+     * fleet is busy). Held requests are admitted
      * fairly across tenants by tokens and in arrival order within a tenant, when a lease closes or
      * sees its first token, or when {@link Router#refresh} brings new loads; new work whose own
      * cheapest replica has room is routed without waiting behind them. One still held after

@@ -285,10 +285,10 @@ final class DefaultRouter implements Router {
   }
 
   /**
-   * Whether replica {@code c}'s cache turns over faster than sessions come back: its free KV over
-   * the rate it is written (the engine's counter, else this router's own writes) is shorter than
-   * the median return interval, so a new session's context would evict those of sessions about to
-   * return.
+   * Whether replica {@code c}'s cache turns over faster than sessions come back: its free KV
+   * ({@link ReplicaState#heldTokens}) over the rate it is written (the engine's counter, else this
+   * router's own writes) is shorter than the median return interval, so a new session's context
+   * would evict those of sessions about to return.
    */
   private boolean thrashing(Selection sel, int c) {
     double back = pinning.returnSeconds();

@@ -82,7 +82,7 @@ final class Pick {
     for (int i = 0; i < sel.size; i++) {
       double rate = s.allowed[i] ? sel.states[i].engineWrittenTokensPerSecond(now) : 0;
       s.lifetime[i] = rate > 0 ? sel.states[i].cacheLifetimeSeconds(
-          sel.replicas.get(i).load().kvCapacityTokens(), rate) : Double.NaN;
+          sel.replicas.get(i).load(), rate) : Double.NaN;
     }
     return picker.longestLived(picked, sel.cost, s.allowed, s.ramp, s.lifetime, sel.size);
   }

@@ -1,6 +1,7 @@
 package io.affinityrouter.core;
 
 import io.affinityrouter.Replica;
+import io.affinityrouter.ReplicaLoad;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -406,16 +407,29 @@ final class ReplicaState {
   }
 
   /**
-   * How long a block written now stays in this replica's KV cache of {@code capacity} tokens, the
-   * in-flight tokens held, when the cache is written at {@code rate} tokens per second: seconds;
-   * infinite at rate 0, NaN when the capacity is unknown.
+   * How long a block written now stays in this replica's KV cache when it is written at
+   * {@code rate} tokens per second: the KV not {@linkplain #heldTokens held} by its requests over
+   * the rate, seconds; infinite at rate 0, NaN when the load carries no capacity.
    */
-  double cacheLifetimeSeconds(long capacity, double rate) {
+  double cacheLifetimeSeconds(ReplicaLoad load, double rate) {
+    long capacity = load.kvCapacityTokens();
     if (capacity <= 0) {
       return Double.NaN;
     }
-    return rate > 0 ? Math.max(0, capacity - (double) inFlightTokens()) / rate
-        : Double.POSITIVE_INFINITY;
+    return rate > 0 ? Math.max(0, capacity - heldTokens(load)) / rate : Double.POSITIVE_INFINITY;
+  }
+
+  /**
+   * The KV tokens the replica's requests will hold by their last token: this router's in-flight
+   * tokens, scaled up to the requests the engine reports running and waiting when it reports more:
+   * other gateways' requests, each taken as the size of this router's (with one gateway, requests
+   * that finished since the scrape, which overstates the KV held until the next one).
+   */
+  double heldTokens(ReplicaLoad load) {
+    double held = inFlightTokens();
+    int own = inFlightRequests();
+    int engine = load.runningRequests() + load.waitingRequests();
+    return own > 0 && engine > own ? held * engine / own : held;
   }
 
   void learnDecodeRate(double tokensPerSecond) {

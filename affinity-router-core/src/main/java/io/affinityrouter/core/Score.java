@@ -144,7 +144,7 @@ final class Score {
   static double lifetimeSeconds(ReplicaLoad load, ReplicaState state, long now) {
     double engineRate = state.engineWrittenTokensPerSecond(now);
     double rate = engineRate > 0 ? engineRate : state.writtenTokensPerSecond(now);
-    return state.cacheLifetimeSeconds(load.kvCapacityTokens(), rate);
+    return state.cacheLifetimeSeconds(load, rate);
   }
 
   /**

@@ -298,19 +298,24 @@ class AdmissionTest {
 
   @Test
   void newWorkWaitsWhereTheCacheTurnsOverFasterThanSessionsComeBack() {
-    assertThat(newSessionHeld(1_000_000, true)).as("a thrashing replica").isTrue();
-    assertThat(newSessionHeld(0, true)).as("contexts that outlive the returns").isFalse();
-    assertThat(newSessionHeld(1_000_000, false))
+    assertThat(newSessionHeld(1_000_000, true, 0)).as("a thrashing replica").isTrue();
+    assertThat(newSessionHeld(0, true, 0)).as("contexts that outlive the returns").isFalse();
+    assertThat(newSessionHeld(1_000_000, false, 0))
         .as("a thrashing replica, but turns that do not extend their session's last prompt")
         .isFalse();
+    // At 10,000 tokens/s, this router's 24,000 tokens in flight leave contexts 17 s: past the
+    // returns. Another gateway's 21 requests running there leave them under one.
+    assertThat(newSessionHeld(100_000, true, 0)).as("this router's requests alone").isFalse();
+    assertThat(newSessionHeld(100_000, true, 21)).as("with another gateway's").isTrue();
   }
 
   /**
    * Whether a new session is held on a replica whose engine writes {@code writtenPerTurn} tokens
    * every 10 s, where sessions come back once, 10 s later, with a prompt three times as long that
-   * is {@code extending} their first (or shares only its first quarter, as a system prompt).
+   * is {@code extending} their first (or shares only its first quarter, as a system prompt), and
+   * that runs {@code runningElsewhere} requests another gateway sent beside this router's.
    */
-  private boolean newSessionHeld(long writtenPerTurn, boolean extending) {
+  private boolean newSessionHeld(long writtenPerTurn, boolean extending, int runningElsewhere) {
     Router router = builder().build();
     // 300 returns teach the router how long sessions take and what they keep. The engine writes
     // 100,000 tokens/s into 200,000 of KV (a context lives 2 s), or nothing.
@@ -318,7 +323,8 @@ class AdmissionTest {
     int sessions = 300;
     for (int i = 0; i <= sessions; i++) {
       fleet = List.of(Replica.builder("r0").load(ReplicaLoad.builder().kvCapacityTokens(200_000)
-          .kvWrittenTokens(1 + i * writtenPerTurn).build()).build());
+          .kvWrittenTokens(1 + i * writtenPerTurn)
+          .runningRequests(i == sessions ? 3 + runningElsewhere : 0).build()).build());
       if (i == sessions) {
         break;
       }

@@ -72,6 +72,20 @@ class CostModelTest {
   }
 
   @Test
+  void otherGatewaysRequestsOnTheReplicaCountInTheKvWait() {
+    ReplicaState s = tracker.state("c");
+    s.tryAcquire(100, Long.MAX_VALUE, 20_000);
+    s.tryAcquire(100, Long.MAX_VALUE, 20_000);
+    ReplicaLoad own = ReplicaLoad.builder().kvCapacityTokens(100_000).kvUsage(0.3)
+        .runningRequests(2).outputTokensPerSecond(2_000).build();
+    assertThat(model.queueSeconds(own, s, tracker, 3_000, 10, 1)).isZero();
+    // Eight running: six more like this router's two hold 160,000 tokens by their last.
+    ReplicaLoad shared = own.toBuilder().runningRequests(8).build();
+    assertThat(model.queueSeconds(shared, s, tracker, 3_000, 10, 1))
+        .isCloseTo(63_000 / (2_000.0 / 256 * 1_280), within(1e-9));
+  }
+
+  @Test
   void aCachedPrefixWinsUntilItsQueueCostsMoreThanTheRecompute() {
     double slow = model.slowdown(0);
     double recompute = model.prefillSeconds(8_000, 0, slow);

@@ -3,9 +3,10 @@ package io.affinityrouter.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
+import io.affinityrouter.ReplicaLoad;
 import org.junit.jupiter.api.Test;
 
-/** The engine write-counter rate kept by {@link ReplicaState}. */
+/** The engine write-counter rate and the KV held, as {@link ReplicaState} keeps them. */
 class ReplicaStateTest {
   private final ReplicaState state = new ReplicaState("r", 0, 30);
 
@@ -52,5 +53,24 @@ class ReplicaStateTest {
     assertThat(state.engineWrittenTokensPerSecond(11_000)).isEqualTo(-1);
     state.observeEngineWritten(12_000, 12_000);
     assertThat(state.engineWrittenTokensPerSecond(12_000)).isCloseTo(10_000, within(200.0));
+  }
+
+  @Test
+  void otherGatewaysRequestsOnTheEngineCountAsHeldKvTheSizeOfThisRoutersOwn() {
+    state.tryAcquire(100, Long.MAX_VALUE, 10_000);
+    state.tryAcquire(100, Long.MAX_VALUE, 10_000);
+    ReplicaLoad alone = ReplicaLoad.builder().kvCapacityTokens(100_000).runningRequests(1)
+        .waitingRequests(1).kvUsage(0.9).build();
+    // The engine's usage is what is held now; the lifetime counts what the requests will hold.
+    assertThat(state.heldTokens(alone)).isEqualTo(20_000);
+    assertThat(state.cacheLifetimeSeconds(alone, 1_000)).isCloseTo(80, within(1e-9));
+    // Six in the engine, two of them this router's: the other four are taken as 10,000 tokens each.
+    ReplicaLoad shared = alone.toBuilder().runningRequests(4).waitingRequests(2).build();
+    assertThat(state.heldTokens(shared)).isEqualTo(60_000);
+    assertThat(state.cacheLifetimeSeconds(shared, 1_000)).isCloseTo(40, within(1e-9));
+    // Fewer in the engine than this router has in flight (a scrape behind): its own count.
+    assertThat(state.heldTokens(alone.toBuilder().waitingRequests(0).build())).isEqualTo(20_000);
+    assertThat(state.cacheLifetimeSeconds(ReplicaLoad.UNKNOWN, 1_000)).isNaN();
+    assertThat(state.cacheLifetimeSeconds(shared, 0)).isInfinite();
   }
 }
