@@ -509,7 +509,8 @@ final class AdmissionQueue {
     }
   }
 
-  private RoutingDecision refusal() {
+  /** What a held request that cannot wait longer gets. */
+  RoutingDecision refusal() {
     return RoutingDecision.notRouted(RoutingReason.ALL_AT_LIMIT, retryAfter);
   }
 }

@@ -255,7 +255,8 @@ public final class AffinityRouter {
      * cheapest replica has room is routed without waiting behind them. One still held after
      * {@code maxWait} is refused as {@code ALL_AT_LIMIT} with the at-limit Retry-After, and so is
      * one that finds the queue full. {@code selectAsync} completes on admission and holds no thread
-     * meanwhile; {@code select} waits on the calling thread.
+     * meanwhile; {@code select} waits on the calling thread, and an interrupt takes its request out
+     * of the queue with that refusal.
      *
      * @throws IllegalArgumentException if a bound is not positive
      */

@@ -15,7 +15,9 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 
@@ -144,7 +146,24 @@ final class DefaultRouter implements Router {
     Outcome o = route(request, replicas, start);
     RoutingDecision d = fleetGate == null ? o.join()
         : fleetGate.gate(request, o, start).toCompletableFuture().join();
-    return d == HELD ? hold(request, replicas, start).toCompletableFuture().join() : d;
+    return d == HELD ? awaitHeld(hold(request, replicas, start).toCompletableFuture()) : d;
+  }
+
+  /**
+   * Waits for a held request on the caller's thread. An interrupted caller leaves the queue and
+   * gets the refusal its deadline would have given (its interrupt status kept), unless it was
+   * admitted first: then the admission, whose lease the caller must close.
+   */
+  private RoutingDecision awaitHeld(CompletableFuture<RoutingDecision> held) {
+    try {
+      return held.get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return held.cancel(false) ? Objects.requireNonNull(admission, "holding").refusal()
+          : held.join();
+    } catch (ExecutionException e) {
+      throw new CompletionException(e.getCause());
+    }
   }
 
   @Override

@@ -20,6 +20,8 @@ import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /** Holding new work past saturation: release by events, deadlines, bounds, cancellation, FIFO. */
@@ -41,6 +43,38 @@ class AdmissionTest {
   private static RoutingRequest tenant(String tenant, int[] prompt) {
     return RoutingRequest.builder().tenant(tenant).promptTokens(prompt).expectedOutputTokens(100)
         .build();
+  }
+
+  @Test
+  void anInterruptedSelectLeavesTheQueueWithTheRefusalAndKeepsItsInterrupt() throws Exception {
+    Router router = builder().maxInFlightRequests(1).build(); // the clock never reaches a deadline
+    List<Replica> fleet = replicas(1);
+    RoutingDecision first = router.select(anonymous(tokens(1, 64)), fleet);
+    AtomicReference<RoutingDecision> got = new AtomicReference<>();
+    AtomicBoolean interrupted = new AtomicBoolean();
+    Thread caller = new Thread(() -> {
+      got.set(router.select(anonymous(tokens(2, 64)), fleet));
+      interrupted.set(Thread.currentThread().isInterrupted());
+    });
+    caller.setDaemon(true); // a select that ignored the interrupt would outlive the test
+    caller.start();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (router.heldRequests() == 0 && System.nanoTime() < deadline) {
+      Thread.sleep(1);
+    }
+    assertThat(router.heldRequests()).isEqualTo(1);
+    caller.interrupt();
+    caller.join(60_000);
+
+    assertThat(caller.isAlive()).as("select returned").isFalse();
+    assertThat(got.get().isRouted()).isFalse();
+    assertThat(got.get().reason()).isEqualTo(RoutingReason.ALL_AT_LIMIT);
+    assertThat(interrupted).as("interrupt status kept").isTrue();
+    assertThat(router.heldRequests()).isZero();
+    first.lease().close();
+    RoutingDecision next = router.select(anonymous(tokens(3, 64)), fleet);
+    assertThat(next.isRouted()).as("nothing admitted behind the caller's back").isTrue();
+    next.lease().close();
   }
 
   @Test
