@@ -445,7 +445,8 @@ public final class Gateway implements AutoCloseable {
   /**
    * Answers new requests on open connections with {@code 503} ({@link GracefulHandler}), stops
    * accepting connections, waits up to {@code grace} for in-flight requests (the server's stop
-   * timeout), then stops everything (requests still running are cut). Idempotent.
+   * timeout), then stops everything: requests still running are cut and their leases released
+   * before this returns. Idempotent.
    *
    * @return whether every in-flight request finished within the grace period
    */
@@ -465,6 +466,7 @@ public final class Gateway implements AutoCloseable {
     } catch (Exception e) {
       LOG.debug("stopping the server", e);
     }
+    handler.cutOpen(); // a connection the server dropped may never have told its relay
     if (lifecycle != null) {
       closeLifecycle();
     }

@@ -21,6 +21,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -86,7 +88,8 @@ final class ProxyHandler {
   private final AtomicLong tokenizeFallbacks = new AtomicLong();
   private final AtomicLong lastFallbackLog = new AtomicLong(System.nanoTime() - FALLBACK_LOG_NANOS);
   private final AtomicInteger inFlight = new AtomicInteger();
-  private final AtomicInteger openLeases = new AtomicInteger();
+  private final Set<Lease> open = ConcurrentHashMap.newKeySet();
+  private volatile boolean stopped;
 
   ProxyHandler(Router router, BackendView backends, HttpClient client, Executor executor,
       GatewayConfig config, ProxyMeters meters, Tokenizer tokenizer) {
@@ -114,7 +117,18 @@ final class ProxyHandler {
 
   /** Leases not yet released. */
   int openLeases() {
-    return openLeases.get();
+    return open.size();
+  }
+
+  /**
+   * Cuts every request still relaying and releases its lease: the server has stopped, and a
+   * connection it dropped may never tell the relay. Requests routed after this are refused.
+   */
+  void cutOpen() {
+    stopped = true;
+    for (Lease lease : open) {
+      lease.cut();
+    }
   }
 
   /** Starts serving one request; completes {@code callback} when its answer has been sent. */
@@ -321,6 +335,12 @@ final class ProxyHandler {
       return;
     }
     Lease lease = new Lease(decision);
+    if (stopped) { // registered before this read: cutOpen() either saw it or it sees stopped here
+      lease.close();
+      ex.fail(new ApiError(503, "unavailable", "shutting_down", null,
+          "the gateway is shutting down", 1));
+      return;
+    }
     CompletableFuture<Upstream.Outcome> proxied;
     try {
       ex.replica = decision.replica().id();
@@ -363,15 +383,34 @@ final class ProxyHandler {
         "internal error: " + t.getClass().getSimpleName(), 0);
   }
 
-  /** A routed request's lease, counted in {@link #openLeases} until released, exactly once. */
+  /** A routed request's lease, in {@link #open} until released, exactly once. */
   final class Lease {
     private final RoutingDecision decision;
     private final AtomicBoolean released = new AtomicBoolean();
+    private volatile Runnable onCut;
 
     Lease(RoutingDecision decision) {
       this.decision = decision;
-      openLeases.incrementAndGet();
+      open.add(this);
       meters.leaseOpened(decision.replica().id());
+    }
+
+    /** What ends this request's relay when the gateway stops under it. */
+    void onCut(Runnable cut) {
+      onCut = cut;
+    }
+
+    private void cut() {
+      Runnable c = onCut;
+      try {
+        if (c != null) {
+          c.run();
+        }
+      } catch (Throwable t) {
+        LOG.debug("cutting a request at shutdown", t);
+      } finally {
+        close();
+      }
     }
 
     void markFirstToken() {
@@ -399,7 +438,7 @@ final class ProxyHandler {
     }
 
     private void released() {
-      openLeases.decrementAndGet();
+      open.remove(this);
       meters.leaseClosed(decision.replica().id());
     }
   }

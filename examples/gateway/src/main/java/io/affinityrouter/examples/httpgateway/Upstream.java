@@ -80,6 +80,7 @@ final class Upstream {
     CompletableFuture<HttpResponse<Flow.Publisher<List<ByteBuffer>>>> sent =
         client.sendAsync(b.build(), HttpResponse.BodyHandlers.ofPublisher());
     relay.sent = sent;
+    lease.onCut(relay::stopped);
     // a request waiting on its backend is not idle (the response timeout bounds that wait); a write
     // the client does not take still fails at the connection's idle timeout
     ex.request.addIdleTimeoutListener(timeout -> false);
@@ -356,8 +357,17 @@ final class Upstream {
 
     /** The client went away (a write failed, or the request did): the backend is let go. */
     void clientGone(Throwable failure) {
-      if (!finished.compareAndSet(false, true)) {
+      if (!letGo()) {
         return;
+      }
+      gone(failure, stream ? "the client went away mid-stream"
+          : "the client went away before the answer was sent");
+    }
+
+    /** Finishes the relay and lets the backend go, unless it had finished: whether it did. */
+    private boolean letGo() {
+      if (!finished.compareAndSet(false, true)) {
+        return false;
       }
       CompletableFuture<?> s = sent;
       if (s != null) {
@@ -367,8 +377,18 @@ final class Upstream {
       if (sub != null) {
         sub.cancel();
       }
-      gone(failure, stream ? "the client went away mid-stream"
-          : "the client went away before the answer was sent");
+      return true;
+    }
+
+    /** The gateway stopped under this request: the backend is let go, the client cut. */
+    void stopped() {
+      if (!letGo()) {
+        return;
+      }
+      lease.close();
+      ex.log(503, "shutting_down", "the gateway stopped before the answer was sent");
+      ex.end(new IOException("the gateway stopped"));
+      done.complete(Outcome.ANSWERED);
     }
 
     private void gone(Throwable failure, String message) {

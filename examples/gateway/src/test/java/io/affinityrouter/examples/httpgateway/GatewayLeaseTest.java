@@ -150,7 +150,8 @@ class GatewayLeaseTest {
     });
     assertThat(TestFleet.await(() -> g.openLeases() == 1)).isTrue();
     assertThat(g.shutdown(Duration.ofMillis(1))).isFalse();
-    assertThat(TestFleet.await(() -> g.openLeases() == 0)).as("leases released").isTrue();
+    // released by shutdown itself, not by whenever the dropped connection gets noticed
+    assertThat(g.openLeases()).as("leases released").isZero();
     assertThat(g.inFlight("vllm-0")).isZero();
     assertThat(slow.get(20, TimeUnit.SECONDS)).isIn(-1, 200);
   }
