@@ -6,7 +6,6 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.SslOptions;
 import io.lettuce.core.TimeoutOptions;
-import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.api.async.RedisStringAsyncCommands;
@@ -42,11 +41,11 @@ final class RedisConnections implements AutoCloseable {
   final RedisScriptingAsyncCommands<String, String> scripting;
   final RedisStringAsyncCommands<String, String> strings;
   final @Nullable StatefulRedisPubSubConnection<String, String> pubsub;
-  private final StatefulConnection<String, String> connection;
+  private final AutoCloseable connection;
   private final @Nullable AutoCloseable ownedClient;
   private final @Nullable OwnedResources ownedResources;
 
-  private RedisConnections(StatefulConnection<String, String> connection,
+  private RedisConnections(AutoCloseable connection,
       RedisScriptingAsyncCommands<String, String> scripting,
       RedisStringAsyncCommands<String, String> strings,
       @Nullable StatefulRedisPubSubConnection<String, String> pubsub,
@@ -145,25 +144,36 @@ final class RedisConnections implements AutoCloseable {
 
   private static RedisConnections standalone(RedisClient client, @Nullable RedisURI uri,
       boolean withPubSub, @Nullable RedisClient owned, @Nullable OwnedResources resources) {
-    StatefulRedisConnection<String, String> connection;
+    AutoCloseable connection;
+    RedisScriptingAsyncCommands<String, String> scripting;
+    RedisStringAsyncCommands<String, String> strings;
     if (uri != null && !uri.getSentinels().isEmpty()) {
       // Master/replica through Sentinel: Lettuce listens to the sentinels' +switch-master events
-      // and moves to the new master at once, instead of waiting until the old master is demoted
-      // and drops its clients (about 10 s later, while it still accepts writes).
-      connection = MasterReplica.connect(client, StringCodec.UTF8, uri);
+      // and moves to the new master, instead of waiting until the old master is demoted and drops
+      // its clients (about 10 s later, while it still accepts writes); and a READONLY answer
+      // reopens the connection through the sentinels, for the events Lettuce's refresh drops.
+      FollowedMaster master = new FollowedMaster(MasterReplica.connect(client, StringCodec.UTF8, uri),
+          () -> MasterReplica.connectAsync(client, StringCodec.UTF8, uri));
+      connection = master;
+      scripting = master.commands(RedisScriptingAsyncCommands.class);
+      strings = master.commands(RedisStringAsyncCommands.class);
     } else {
-      connection = uri == null ? client.connect() : client.connect(uri);
+      StatefulRedisConnection<String, String> c =
+          uri == null ? client.connect() : client.connect(uri);
+      connection = c;
+      scripting = c.async();
+      strings = c.async();
     }
     StatefulRedisPubSubConnection<String, String> pubsub = null;
     if (withPubSub) {
       try {
         pubsub = uri == null ? client.connectPubSub() : client.connectPubSub(uri);
       } catch (RuntimeException e) {
-        connection.close();
+        closeQuietly(connection);
         throw e;
       }
     }
-    return new RedisConnections(connection, connection.async(), connection.async(), pubsub,
+    return new RedisConnections(connection, scripting, strings, pubsub,
         owned == null ? null : owned::close, resources);
   }
 
@@ -194,7 +204,7 @@ final class RedisConnections implements AutoCloseable {
       try {
         pubsub = client.connectPubSub();
       } catch (RuntimeException e) {
-        connection.close();
+        closeQuietly(connection);
         throw e;
       }
     }
@@ -221,6 +231,14 @@ final class RedisConnections implements AutoCloseable {
     }
   }
 
+  private static void closeQuietly(AutoCloseable c) {
+    try {
+      c.close();
+    } catch (Exception ignored) {
+      // Best effort while failing to start.
+    }
+  }
+
   private static void shutdown(AutoCloseable client, OwnedResources resources) {
     try {
       client.close();
@@ -236,7 +254,7 @@ final class RedisConnections implements AutoCloseable {
     if (pubsub != null) {
       pubsub.close();
     }
-    connection.close();
+    closeQuietly(connection);
     if (ownedClient != null && ownedResources != null) {
       shutdown(ownedClient, ownedResources);
     }

@@ -52,7 +52,7 @@ class SentinelRedisBindingStoreTest {
   }
 
   private static void await(String what, java.util.function.BooleanSupplier condition) {
-    long deadline = System.currentTimeMillis() + 30_000;
+    long deadline = System.currentTimeMillis() + 60_000;
     while (!condition.getAsBoolean()) {
       if (System.currentTimeMillis() > deadline) {
         throw new IllegalStateException("timed out waiting: " + what);
@@ -126,10 +126,10 @@ class SentinelRedisBindingStoreTest {
       assertThat(ok.get()).isGreaterThan(okBefore);
 
       // Writes now land on the promoted replica, and every binding survived.
-      // Lettuce refreshes the topology a few seconds after the sentinels announce the switch (up
-      // to about 9 s measured beside two CPU burners); without following +switch-master the store
-      // would wait for the old master to be demoted, about 10 s more, writing to it meanwhile.
-      assertThat(switchedMs - promotedMs).isLessThan(12_000);
+      // Lettuce's topology refresh follows in 4-5 s; it runs at most once per 5 s and drops the
+      // sentinel events inside that window (once 39 s beside two CPU burners), so the store also
+      // reopens its connection on the demoted master's first READONLY (FollowedMasterTest).
+      assertThat(switchedMs - promotedMs).isLessThan(20_000);
       long keysBefore = Long.parseLong(replica.cli("dbsize"));
       Binding fresh = store.getOrClaim(key(-1), "r9", TTL).toCompletableFuture()
           .get(5, TimeUnit.SECONDS);
