@@ -137,10 +137,14 @@ class FakeVllmKvEventsTest {
     await("the blocks stored again", () -> matched(request) == 3);
     // the index is the subject, not the model's state: a scrape may show it asleep first
     List<io.affinityrouter.Replica> awake = fleet.replicas();
+    long before = fleet.kvEventStats().get("vllm-0").events();
     HttpResponse<String> r = client.send(HttpRequest.newBuilder(
         URI.create(server.baseUrl() + "/sleep?level=2"))
         .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
     assertThat(r.statusCode()).isEqualTo(200);
+    // a select records its own prediction of the prompt's blocks: one routed while the clear is
+    // applied would keep them matched, so the clear is seen before the router is asked again
+    await("the clear received", () -> fleet.kvEventStats().get("vllm-0").events() > before);
     await("all blocks cleared", () -> matched(request, awake) == 0);
   }
 }
