@@ -38,7 +38,7 @@ class ClusterRedisBindingStoreTest {
 
   private static RedisBindingStore store(long cacheSize) {
     return RedisBindingStore.builder().clusterUris(List.of(cluster.seed()))
-        .commandTimeout(Duration.ofSeconds(1)).localCacheSize(cacheSize)
+        .commandTimeout(Duration.ofSeconds(10)).localCacheSize(cacheSize)
         .localCacheRefresh(Duration.ofMillis(500)).build();
   }
 

@@ -108,11 +108,10 @@ class RedisLifecycleLeadersTest {
       (first.equals("gateway-a") ? ta : tb).join(60_000);
       int before = acted.size();
       String second = first.equals("gateway-a") ? "gateway-b" : "gateway-a";
-      while (!acted.subList(before, acted.size()).contains(second)
-          && System.nanoTime() < deadline) {
+      while (!since(acted, before).contains(second) && System.nanoTime() < deadline) {
         Thread.sleep(10);
       }
-      List<String> after = acted.subList(before, acted.size());
+      List<String> after = since(acted, before);
       assertThat(after).contains(second);
       assertThat(after.subList(after.indexOf(second), after.size())).containsOnly(second);
       stopA.set(true);
@@ -145,6 +144,12 @@ class RedisLifecycleLeadersTest {
       assertThat(b.state().token()).isGreaterThan(0);
       b.close();
     }
+  }
+
+  /** A snapshot: a live subList of a list other threads append to fails when they do. */
+  private static List<String> since(List<String> acted, int from) {
+    List<String> snapshot = List.copyOf(acted);
+    return snapshot.subList(from, snapshot.size());
   }
 
   private static ModelActuator noop() {
