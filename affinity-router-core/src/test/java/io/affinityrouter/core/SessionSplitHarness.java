@@ -43,13 +43,16 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class SessionSplitHarness {
   /** What the run found. */
   public record Result(int sessions, int firstTurnSplits, int laterSplits, int laterOffStore,
-      int laterTurns, int laterDegraded, int laterReconciled, int late, int lost, int failed) {
+      int laterTurns, int laterDegraded, int laterReconciled, Map<RepinCause, Integer> laterRepins,
+      String firstLaterSplit, int late, int lost, int failed) {
     @Override
     public String toString() {
       return String.format("%,d sessions; first turns: %d split; later turns: %,d, %d split, %d "
-          + "off the store's replica, %,d degraded, %d reconciled; faults: %,d late, %,d lost, "
-          + "%,d failed", sessions, firstTurnSplits, laterTurns, laterSplits, laterOffStore,
-          laterDegraded, laterReconciled, late, lost, failed);
+          + "off the store's replica, %,d degraded, %d reconciled, repins %s%s; faults: %,d late, "
+          + "%,d lost, %,d failed", sessions, firstTurnSplits, laterTurns, laterSplits,
+          laterOffStore, laterDegraded, laterReconciled, laterRepins,
+          firstLaterSplit.isEmpty() ? "" : " (first split: " + firstLaterSplit + ")", late, lost,
+          failed);
     }
   }
 
@@ -78,7 +81,7 @@ public final class SessionSplitHarness {
     Map<String, Set<String>> later = new ConcurrentHashMap<>();
     Map<String, List<String>> laterTurns = new ConcurrentHashMap<>();
     AtomicInteger degraded = new AtomicInteger();
-    AtomicInteger reconciled = new AtomicInteger();
+    Map<RepinCause, AtomicInteger> repins = new ConcurrentHashMap<>();
     try {
       // 1. first turns, racing, under faults
       phase(routers, clock, sessions, seed, 1, first, null, null, null);
@@ -93,30 +96,48 @@ public final class SessionSplitHarness {
       // 3. later turns under faults
       stores.forEach(s -> s.faults(true));
       phase(routers, clock, sessions, seed + 2, LATER_TURNS, later, laterTurns, degraded,
-          reconciled);
+          repins);
       for (FaultyBindingStore s : stores) {
         s.releaseLate(Duration.ofSeconds(30));
+      }
+      // Every lease is closed: a reservation left behind would skew a router's load for good.
+      for (Router router : routers) {
+        for (ReplicaState state : ((DefaultRouter) router).tracker().states()) {
+          if (state.inFlightRequests() != 0) {
+            throw new AssertionError(state.id() + " has " + state.inFlightRequests()
+                + " requests in flight with every lease closed");
+          }
+        }
       }
       int firstSplits = 0;
       int laterSplits = 0;
       int offStore = 0;
       int turns = 0;
+      String firstLaterSplit = "";
       for (int k = 0; k < sessions; k++) {
         String id = "s" + k;
         Optional<Binding> b = truth.get(new BindingKey(MODEL, "", id)).toCompletableFuture().join();
         String bound = b.map(Binding::replicaId).orElse("(none)");
         firstSplits += first.getOrDefault(id, Set.of()).size() > 1 ? 1 : 0;
-        laterSplits += later.getOrDefault(id, Set.of()).size() > 1 ? 1 : 0;
-        for (String r : laterTurns.getOrDefault(id, List.of())) {
+        if (later.getOrDefault(id, Set.of()).size() > 1) {
+          laterSplits++;
+          if (firstLaterSplit.isEmpty()) {
+            firstLaterSplit = id + " went to " + laterTurns.get(id) + ", the store binds " + bound;
+          }
+        }
+        for (String turn : laterTurns.getOrDefault(id, List.of())) {
           turns++;
-          offStore += r.equals(bound) ? 0 : 1;
+          offStore += turn.startsWith(bound + " ") ? 0 : 1;
         }
       }
+      Map<RepinCause, Integer> laterRepins = new java.util.TreeMap<>();
+      repins.forEach((c, count) -> laterRepins.put(c, count.get()));
       int lateCount = stores.stream().mapToInt(s -> s.lateAnswers.get()).sum();
       int lostCount = stores.stream().mapToInt(s -> s.lostAnswers.get()).sum();
       int failedCount = stores.stream().mapToInt(s -> s.failedAnswers.get()).sum();
       return new Result(sessions, firstSplits, laterSplits, offStore, turns, degraded.get(),
-          reconciled.get(), lateCount, lostCount, failedCount);
+          repins.getOrDefault(RepinCause.RECONCILED, new AtomicInteger()).get(), laterRepins,
+          firstLaterSplit, lateCount, lostCount, failedCount);
     } finally {
       routers.forEach(Router::close);
     }
@@ -187,7 +208,7 @@ public final class SessionSplitHarness {
   private static void phase(List<Router> routers, TestClock clock, int sessions, long seed,
       int turns,
       Map<String, Set<String>> replicas, Map<String, List<String>> log, AtomicInteger degraded,
-      AtomicInteger reconciled) throws Exception {
+      Map<RepinCause, AtomicInteger> repins) throws Exception {
     List<Thread> threads = new ArrayList<>();
     List<Throwable> errors = new ArrayList<>();
     List<Replica> fleet = fleet(routers.size());
@@ -207,7 +228,7 @@ public final class SessionSplitHarness {
                   .whenComplete((d, ex) -> {
                     try {
                       if (d != null) {
-                        record(id, d, replicas, log, degraded, reconciled);
+                        record(id, d, replicas, log, degraded, repins);
                       }
                     } finally {
                       slots.release();
@@ -235,21 +256,23 @@ public final class SessionSplitHarness {
   }
 
   private static void record(String id, RoutingDecision d, Map<String, Set<String>> replicas,
-      Map<String, List<String>> log, AtomicInteger degraded, AtomicInteger reconciled) {
+      Map<String, List<String>> log, AtomicInteger degraded,
+      Map<RepinCause, AtomicInteger> repins) {
     if (!d.isRouted()) {
       throw new AssertionError("not routed: " + d);
     }
     d.lease().close();
     replicas.computeIfAbsent(id, x -> ConcurrentHashMap.newKeySet()).add(d.replica().id());
     if (log != null) {
+      // the replica, then why: a split shows how each turn got where it went
       log.computeIfAbsent(id, x -> Collections.synchronizedList(new ArrayList<>()))
-          .add(d.replica().id());
+          .add(d.replica().id() + " " + d.reason()
+              + d.repinCause().map(c -> "/" + c).orElse(""));
       if (d.reason() == RoutingReason.DEGRADED_FALLBACK) {
         degraded.incrementAndGet();
       }
-      if (d.repinCause().filter(c -> c == RepinCause.RECONCILED).isPresent()) {
-        reconciled.incrementAndGet();
-      }
+      d.repinCause().ifPresent(
+          c -> repins.computeIfAbsent(c, x -> new AtomicInteger()).incrementAndGet());
     }
   }
 

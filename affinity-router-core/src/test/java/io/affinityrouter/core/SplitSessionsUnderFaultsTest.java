@@ -30,7 +30,7 @@ class SplitSessionsUnderFaultsTest {
       assertThat(faults).as("faults injected").isGreaterThan(100)
           .isGreaterThan((int) (0.06 * drawn));
       assertThat(r.laterDegraded()).as("degraded later turns").isPositive();
-      assertThat(r.laterSplits()).as("sessions split in later turns").isZero();
+      assertThat(r.laterSplits()).as("sessions split in later turns: %s", r).isZero();
       assertThat(r.laterOffStore()).as("later turns off the store's replica").isZero();
       assertThat(r.laterReconciled()).as("reconciliations overriding the store").isZero();
     }

@@ -40,7 +40,7 @@ class SplitSessionsUnderFaultsTest {
       int faults = r.late() + r.lost() + r.failed();
       assertThat(faults).as("faults injected").isGreaterThan(100)
           .isGreaterThan((int) (0.06 * drawn));
-      assertThat(r.laterSplits()).as("sessions split in later turns").isZero();
+      assertThat(r.laterSplits()).as("sessions split in later turns: %s", r).isZero();
       assertThat(r.laterOffStore()).as("later turns off Redis's replica").isZero();
       assertThat(r.laterReconciled()).as("reconciliations overriding Redis").isZero();
     } finally {
