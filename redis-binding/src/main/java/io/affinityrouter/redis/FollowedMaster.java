@@ -6,8 +6,10 @@ import io.lettuce.core.api.async.RedisAsyncCommands;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
+import java.util.List;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -17,9 +19,10 @@ import java.util.function.Supplier;
  * A master connection reopened through the sentinels when the server it talks to answers
  * {@code READONLY}: that server was demoted by a failover. Lettuce's own Sentinel topology refresh
  * runs at most once per 5 s and drops the sentinel events that arrive inside that window, which has
- * kept writes on a demoted master for tens of seconds. Commands reach the current connection
- * through proxies of the command interfaces; a reconnect is tried at most once per
- * {@link #MIN_RECONNECT_NANOS}. Thread-safe.
+ * kept writes on a demoted master for tens of seconds. It is also reopened at once when a
+ * sentinel it {@linkplain #watch watches} announces {@code +switch-master} ({@link #switched}).
+ * Commands reach the current connection through proxies of the command interfaces; a reconnect
+ * on READONLY is tried at most once per {@link #MIN_RECONNECT_NANOS}. Thread-safe.
  */
 final class FollowedMaster implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(FollowedMaster.class.getName());
@@ -31,6 +34,8 @@ final class FollowedMaster implements AutoCloseable {
   private final AtomicBoolean reconnecting = new AtomicBoolean();
   private final AtomicLong lastAttempt = new AtomicLong(System.nanoTime() - MIN_RECONNECT_NANOS);
   private final AtomicLong reconnects = new AtomicLong();
+  private final List<AutoCloseable> watches = new CopyOnWriteArrayList<>();
+  private volatile boolean again; // a switch announced while a reopen was under way
   private volatile boolean closed;
 
   /**
@@ -86,16 +91,36 @@ final class FollowedMaster implements AutoCloseable {
   void demoted() {
     long now = System.nanoTime();
     long last = lastAttempt.get();
-    if (closed || now - last < MIN_RECONNECT_NANOS || !reconnecting.compareAndSet(false, true)) {
+    if (closed || now - last < MIN_RECONNECT_NANOS || !lastAttempt.compareAndSet(last, now)) {
       return;
     }
-    if (!lastAttempt.compareAndSet(last, now)) {
-      reconnecting.set(false);
+    reopen("the Redis master answered READONLY (a failover demoted it)");
+  }
+
+  /**
+   * A sentinel announced {@code +switch-master} for this master: reopen now, whatever the interval,
+   * and once more after a reopen under way (it may have asked the sentinels before the switch).
+   */
+  void switched(String announcement) {
+    if (closed) {
       return;
     }
-    LOG.log(System.Logger.Level.WARNING,
-        "the Redis master answered READONLY (a failover demoted it): reconnecting through the"
-            + " sentinels");
+    lastAttempt.set(System.nanoTime());
+    again = true;
+    reopen("a sentinel announced a new master: " + announcement);
+  }
+
+  /** Closes {@code watch} (a sentinel subscription) with this connection. */
+  void watch(AutoCloseable watch) {
+    watches.add(watch);
+  }
+
+  private void reopen(String why) {
+    if (closed || !reconnecting.compareAndSet(false, true)) {
+      return;
+    }
+    again = false;
+    LOG.log(System.Logger.Level.WARNING, why + ": reconnecting through the sentinels");
     CompletionStage<? extends StatefulRedisConnection<String, String>> opening;
     try {
       opening = connector.get();
@@ -123,6 +148,9 @@ final class FollowedMaster implements AutoCloseable {
         old.closeAsync(); // what is in flight there fails, as it would have (READONLY)
       } finally {
         reconnecting.set(false);
+        if (again) {
+          reopen("a new master was announced while reconnecting");
+        }
       }
     });
   }
@@ -138,6 +166,13 @@ final class FollowedMaster implements AutoCloseable {
     synchronized (this) {
       closed = true;
       c = current;
+    }
+    for (AutoCloseable w : watches) {
+      try {
+        w.close();
+      } catch (Exception e) {
+        LOG.log(System.Logger.Level.DEBUG, "closing a sentinel subscription", e);
+      }
     }
     c.close();
   }

@@ -16,6 +16,7 @@ import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
+import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
@@ -33,6 +34,8 @@ import org.jspecify.annotations.Nullable;
  * client (and its resources) only when the store created it. Thread-safe (Lettuce connections are).
  */
 final class RedisConnections implements AutoCloseable {
+  private static final System.Logger LOG = System.getLogger(RedisConnections.class.getName());
+  private static final String SWITCH_MASTER = "+switch-master";
 
   /** Connection settings applied to clients the store creates. */
   record Settings(Duration commandTimeout, Duration connectTimeout, Duration reconnectMaxDelay,
@@ -148,12 +151,12 @@ final class RedisConnections implements AutoCloseable {
     RedisScriptingAsyncCommands<String, String> scripting;
     RedisStringAsyncCommands<String, String> strings;
     if (uri != null && !uri.getSentinels().isEmpty()) {
-      // Master/replica through Sentinel: Lettuce listens to the sentinels' +switch-master events
-      // and moves to the new master, instead of waiting until the old master is demoted and drops
-      // its clients (about 10 s later, while it still accepts writes); and a READONLY answer
-      // reopens the connection through the sentinels, for the events Lettuce's refresh drops.
+      // Master/replica through Sentinel, reopened on the sentinels' +switch-master (Lettuce's own
+      // refresh drops events) or a READONLY answer, instead of writing to the old master until it
+      // is demoted (about 10 s later, while it still accepts writes).
       FollowedMaster master = new FollowedMaster(MasterReplica.connect(client, StringCodec.UTF8, uri),
           () -> MasterReplica.connectAsync(client, StringCodec.UTF8, uri));
+      watchSentinels(client, uri, master);
       connection = master;
       scripting = master.commands(RedisScriptingAsyncCommands.class);
       strings = master.commands(RedisStringAsyncCommands.class);
@@ -227,6 +230,34 @@ final class RedisConnections implements AutoCloseable {
         } catch (RuntimeException e) {
           // Unreachable now: its first command connects it (or fails over), as without this.
         }
+      }
+    }
+  }
+
+  /**
+   * Subscribes to each sentinel's {@code +switch-master}: an announcement for this master reopens
+   * the connection at once, where Lettuce's own refresh may drop it. A sentinel that cannot be
+   * reached now is left out (logged); READONLY answers still move the connection.
+   */
+  private static void watchSentinels(RedisClient client, RedisURI uri, FollowedMaster master) {
+    String prefix = uri.getSentinelMasterId() + " ";
+    for (RedisURI sentinel : uri.getSentinels()) {
+      try {
+        StatefulRedisPubSubConnection<String, String> sub =
+            client.connectPubSub(StringCodec.UTF8, sentinel);
+        sub.addListener(new RedisPubSubAdapter<>() {
+          @Override
+          public void message(String channel, String message) {
+            if (message.startsWith(prefix)) {
+              master.switched(message);
+            }
+          }
+        });
+        sub.async().subscribe(SWITCH_MASTER);
+        master.watch(sub);
+      } catch (RuntimeException e) {
+        LOG.log(System.Logger.Level.WARNING, "cannot subscribe to the sentinel at "
+            + sentinel.getHost() + ":" + sentinel.getPort() + " for failovers", e);
       }
     }
   }

@@ -12,7 +12,11 @@ import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.api.async.RedisStringAsyncCommands;
 import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.api.StatefulRedisConnection;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -118,6 +122,31 @@ class FollowedMasterTest {
       }
       long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start);
       assertThat(connects.get()).isBetween(1, 2 + (int) seconds);
+    }
+  }
+
+  @Test
+  void anAnnouncedSwitchReopensAtOnceAndAgainAfterAReopenUnderWay() throws Exception {
+    List<CompletableFuture<StatefulRedisConnection<String, String>>> opened =
+        new CopyOnWriteArrayList<>();
+    try (FollowedMaster followed = new FollowedMaster(client.connect(uri(a)), () -> {
+      CompletableFuture<StatefulRedisConnection<String, String>> f = new CompletableFuture<>();
+      opened.add(f);
+      return f;
+    })) {
+      followed.demoted(); // a READONLY: one reopen, still opening
+      assertThat(opened).hasSize(1);
+      followed.demoted(); // inside the interval: nothing more
+      followed.switched("mymaster 127.0.0.1 1 127.0.0.1 2"); // announced while it opens
+      assertThat(opened).hasSize(1);
+      opened.get(0).complete(client.connect(uri(a)));
+      assertThat(opened).as("reopened once more after the switch").hasSize(2);
+      opened.get(1).complete(client.connect(uri(b)));
+      assertThat(followed.reconnects()).isEqualTo(2);
+      followed.switched("mymaster 127.0.0.1 2 127.0.0.1 1"); // inside the interval, yet at once
+      assertThat(opened).hasSize(3);
+      opened.get(2).complete(client.connect(uri(a)));
+      assertThat(followed.reconnects()).isEqualTo(3);
     }
   }
 
