@@ -20,8 +20,8 @@ public interface Router extends AutoCloseable {
    * {@link RequestLease} on it. May wait for the binding store up to the router's store timeout,
    * and, when the router holds the request because the fleet is saturated, until it is admitted or
    * refused at its hold deadline; use {@link #selectAsync} on event-loop threads. A caller
-   * interrupted while held leaves the queue and gets that refusal ({@link RoutingReason#ALL_AT_LIMIT}),
-   * its interrupt status kept.
+   * interrupted while held leaves the queue and gets that refusal
+   * ({@link RoutingReason#ALL_AT_LIMIT}), its interrupt status kept.
    *
    * @param request the request
    * @param replicas the replicas to choose from, as the gateway currently knows them (may be empty:

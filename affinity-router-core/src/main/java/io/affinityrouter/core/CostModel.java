@@ -31,9 +31,9 @@ import io.affinityrouter.internal.Checks;
  *       requests; each running sequence adds {@code runningSequenceSeconds}: the decode batch's
  *       contention, and the sessions it stands for, whose next turns will come back there;
  *   <li>{@code kvWaitSeconds} is non-zero when the tokens the replica lacks (prompt + expected
- *       output, less what it holds cached: the caller passes them) do not fit in the KV its requests
- *       leave free (the larger of {@link ReplicaState#heldTokens} and the engine's usage): the
- *       deficit divided by the rate at which finishing requests free
+ *       output, less what it holds cached: the caller passes them) do not fit in the KV its
+ *       requests leave free (the larger of {@link ReplicaState#heldTokens} and the engine's
+ *       usage): the deficit divided by the rate at which finishing requests free
  *       KV, derived from the output-token throughput (the snapshot's, else the learned per-sequence
  *       decode rate times the running sequences).
  * </ul>

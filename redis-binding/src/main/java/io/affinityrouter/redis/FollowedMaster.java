@@ -28,7 +28,8 @@ final class FollowedMaster implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(FollowedMaster.class.getName());
   static final long MIN_RECONNECT_NANOS = TimeUnit.SECONDS.toNanos(1);
 
-  private final Supplier<? extends CompletionStage<? extends StatefulRedisConnection<String, String>>>
+  private final
+      Supplier<? extends CompletionStage<? extends StatefulRedisConnection<String, String>>>
       connector;
   private volatile StatefulRedisConnection<String, String> current;
   private final AtomicBoolean reconnecting = new AtomicBoolean();

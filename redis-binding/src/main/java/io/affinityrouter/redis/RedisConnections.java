@@ -154,7 +154,8 @@ final class RedisConnections implements AutoCloseable {
       // Master/replica through Sentinel, reopened on the sentinels' +switch-master (Lettuce's own
       // refresh drops events) or a READONLY answer, instead of writing to the old master until it
       // is demoted (about 10 s later, while it still accepts writes).
-      FollowedMaster master = new FollowedMaster(MasterReplica.connect(client, StringCodec.UTF8, uri),
+      FollowedMaster master = new FollowedMaster(
+          MasterReplica.connect(client, StringCodec.UTF8, uri),
           () -> MasterReplica.connectAsync(client, StringCodec.UTF8, uri));
       watchSentinels(client, uri, master);
       connection = master;

@@ -158,7 +158,8 @@ final class Subscription implements Runnable {
    * A message that breaks the sequence (a gap or numbers starting over) is held until the next
    * one: if that one follows it, the break was real; if the stream goes on where it was, the held
    * message was an outlier (a garbage number) and is dropped, so no single message can move the
-   * stream. With no next message within the hold (the builder's breakHold), the break is taken as real.
+   * stream. With no next message within the hold (the builder's breakHold), the break is taken as
+   * real.
    */
   void onMessage(long seq, byte[] payload) {
     onMessage(seq, payload, System.nanoTime());
