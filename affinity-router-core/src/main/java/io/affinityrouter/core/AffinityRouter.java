@@ -81,8 +81,12 @@ public final class AffinityRouter {
     public static final int DEFAULT_MAX_HELD_REQUESTS = 10_000;
     /** Default bound on the bytes held requests take per router (their hashes): 64 MiB. */
     public static final long DEFAULT_MAX_HELD_BYTES = 64L << 20;
-    /** Default longest hold before a request is refused as {@code ALL_AT_LIMIT}: 5 s. */
-    public static final Duration DEFAULT_MAX_HOLD = Duration.ofSeconds(5);
+    /**
+     * Default longest hold before a request is refused as {@code ALL_AT_LIMIT}: 1 s. Past
+     * capacity a full queue admits each request after about this long, so it is spent from the
+     * request's latency budget; a client that retries after the refusal gets another turn.
+     */
+    public static final Duration DEFAULT_MAX_HOLD = Duration.ofSeconds(1);
 
     final RouterSettings settings = new RouterSettings(); // package-private: tests read it
 

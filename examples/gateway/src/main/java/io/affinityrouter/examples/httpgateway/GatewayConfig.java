@@ -25,7 +25,7 @@ import java.util.OptionalLong;
  * <p>From the command line ({@link #fromArgs}): {@code --listen 127.0.0.1:8080 --backend
  * vllm-0=http://127.0.0.1:8001 --backend ... [--redis redis://127.0.0.1:6379]
  * [--session-header x-session-id] [--tenant-header x-tenant-id] [--scrape-interval-ms 100]
- * [--shutdown-grace-ms 10000] [--max-in-flight N] [--max-hold-ms 5000] [--max-held 10000]
+ * [--shutdown-grace-ms 10000] [--max-in-flight N] [--max-hold-ms 1000] [--max-held 10000]
  * [--store-timeout-ms 50]
  * [--response-timeout-ms 300000] [--header-timeout-ms 10000] [--body-timeout-ms 30000]
  * [--idle-timeout-ms 60000] [--max-header-bytes 16384] [--max-headers 100] [--max-threads 200]
