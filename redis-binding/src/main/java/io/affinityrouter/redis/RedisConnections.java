@@ -266,8 +266,8 @@ final class RedisConnections implements AutoCloseable {
   private static void closeQuietly(AutoCloseable c) {
     try {
       c.close();
-    } catch (Exception ignored) {
-      // Best effort while failing to start.
+    } catch (Exception e) {
+      LOG.log(System.Logger.Level.DEBUG, "closing a Redis connection", e);
     }
   }
 
