@@ -40,8 +40,9 @@ import org.zeromq.ZContext;
  * exact index is dropped ({@link PrefixCacheEvents#allBlocksCleared}) so the router falls back to
  * its approximate locality instead of trusting a stale view. Sequence numbers that start over (a
  * restarted engine) drop it too. Lost connections are re-established by ZeroMQ with a back-off from
- * {@link Builder#reconnectBackoff}'s initial to its maximum interval; socket errors rebuild the
- * sockets after the same back-off. Nothing the publisher sends makes the subscriber throw: damaged
+ * {@link Builder#reconnectBackoff}'s initial to its maximum interval; a connection whose ZeroMQ
+ * handshake has not finished within {@link Builder#handshakeTimeout} is dropped and dialled again;
+ * socket errors rebuild the sockets after the same back-off. Nothing the publisher sends makes the subscriber throw: damaged
  * messages and events are counted in {@link #stats()} and skipped.
  *
  * <p>All ranks feed the same replica id. Thread-safe: {@link #start()}, {@link #close()} and
@@ -56,6 +57,8 @@ public final class KvEventSubscriber implements AutoCloseable {
   public static final Duration DEFAULT_MAX_RECONNECT_BACKOFF = Duration.ofSeconds(10);
   /** How long a sequence break waits for the next message unless {@link Builder#breakHold}: 1 s. */
   public static final Duration DEFAULT_BREAK_HOLD = Duration.ofSeconds(1);
+  /** How long a connection's handshake may take unless {@link Builder#handshakeTimeout}: 2 s. */
+  public static final Duration DEFAULT_HANDSHAKE_TIMEOUT = Duration.ofSeconds(2);
 
   private static final AtomicInteger INSTANCES = new AtomicInteger();
   private static final long JOIN_MILLIS = 10_000;
@@ -77,7 +80,8 @@ public final class KvEventSubscriber implements AutoCloseable {
       Subscription s = new Subscription(context, Endpoints.forRank(endpoint, rank),
           b.replayEndpoint == null ? null : Endpoints.forRank(b.replayEndpoint, rank), b.topic,
           b.replayTimeout.toNanos(), b.reconnectBackoff.toMillis(),
-          b.maxReconnectBackoff.toMillis(), b.breakHold.toNanos(), decoder, counters,
+          b.maxReconnectBackoff.toMillis(), b.breakHold.toNanos(),
+          (int) b.handshakeTimeout.toMillis(), decoder, counters,
           "inproc://kv-events-monitor-" + instance + "-" + rank);
       subscriptions.add(s);
       Thread t = new Thread(s, "kv-events-" + replicaId + "-dp" + rank);
@@ -164,6 +168,7 @@ public final class KvEventSubscriber implements AutoCloseable {
     private Duration reconnectBackoff = DEFAULT_RECONNECT_BACKOFF;
     private Duration maxReconnectBackoff = DEFAULT_MAX_RECONNECT_BACKOFF;
     private Duration breakHold = DEFAULT_BREAK_HOLD;
+    private Duration handshakeTimeout = DEFAULT_HANDSHAKE_TIMEOUT;
 
     private Builder(PrefixCacheEvents sink) {
       this.sink = sink;
@@ -233,6 +238,23 @@ public final class KvEventSubscriber implements AutoCloseable {
      */
     public Builder breakHold(Duration hold) {
       this.breakHold = Checks.positive(hold, "breakHold");
+      return this;
+    }
+
+    /**
+     * Sets how long a new connection's ZeroMQ handshake may take before the connection is dropped
+     * and dialled again (default 2 s; from 1 ms to 24 days). A few round trips complete it; a
+     * connection that stalls in it receives nothing until then (JeroMQ 0.6.0 leaves about one
+     * connect in a hundred on a busy machine without its greeting, zeromq/jeromq#1022).
+     */
+    public Builder handshakeTimeout(Duration timeout) {
+      Checks.positive(timeout, "handshakeTimeout");
+      if (timeout.toMillis() < 1 || timeout.toMillis() > Integer.MAX_VALUE) {
+        throw new IllegalArgumentException(
+            "handshakeTimeout: " + timeout + " (expected: from 1 ms to " + Integer.MAX_VALUE
+                + " ms)");
+      }
+      this.handshakeTimeout = timeout;
       return this;
     }
 

@@ -34,6 +34,7 @@ final class Subscription implements Runnable {
   private final long backoffMillis;
   private final long maxBackoffMillis;
   private final long holdNanos;
+  private final int handshakeMillis;
   private final KvEventDecoder decoder;
   private final KvEventCounters counters;
   private final String monitorAddress;
@@ -52,7 +53,7 @@ final class Subscription implements Runnable {
 
   Subscription(ZContext context, String endpoint, @Nullable String replayEndpoint, String topic,
       long replayTimeoutNanos, long backoffMillis, long maxBackoffMillis, long holdNanos,
-      KvEventDecoder decoder, KvEventCounters counters, String monitorAddress) {
+      int handshakeMillis, KvEventDecoder decoder, KvEventCounters counters, String monitorAddress) {
     this.context = context;
     this.endpoint = endpoint;
     this.replayEndpoint = replayEndpoint;
@@ -61,6 +62,7 @@ final class Subscription implements Runnable {
     this.backoffMillis = backoffMillis;
     this.maxBackoffMillis = maxBackoffMillis;
     this.holdNanos = holdNanos;
+    this.handshakeMillis = handshakeMillis;
     this.decoder = decoder;
     this.counters = counters;
     this.monitorAddress = monitorAddress;
@@ -103,6 +105,7 @@ final class Subscription implements Runnable {
       sub.setReconnectIVL(backoffMillis);
       sub.setReconnectIVLMax(maxBackoffMillis);
       sub.setReceiveTimeOut(POLL_MILLIS);
+      sub.setHandshakeIvl(handshakeMillis); // a stalled handshake is redialled, not waited out
       sub.subscribe(topic);
       sub.monitor(monitorAddress, ZMQ.EVENT_CONNECTED);
       monitor = context.createSocket(SocketType.PAIR);
@@ -401,6 +404,7 @@ final class Subscription implements Runnable {
       socket.setLinger(0);
       socket.setReceiveTimeOut(POLL_MILLIS);
       socket.setSendTimeOut(POLL_MILLIS); // with no connected peer a DEALER send blocks; resends cover it
+      socket.setHandshakeIvl(handshakeMillis);
       socket.connect(replayEndpoint);
       dealer = socket;
     }

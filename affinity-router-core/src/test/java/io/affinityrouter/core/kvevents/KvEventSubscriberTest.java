@@ -243,6 +243,25 @@ class KvEventSubscriberTest {
   }
 
   @Test
+  void aConnectionWhoseHandshakeStallsIsDroppedAndDialledAgain() throws Exception {
+    TestPublisher pub = closing(TestPublisher.start());
+    StallingProxy proxy = closing(new StallingProxy(pub.port()));
+    // a handshake timeout well inside the patience; JeroMQ's own, 30 s, is beyond it
+    KvEventSubscriber s = closing(KvEventSubscriber.builder(sink).replicaId("r1").model("m")
+        .endpoint(proxy.endpoint()).handshakeTimeout(Duration.ofMillis(300))
+        .reconnectBackoff(Duration.ofMillis(20), Duration.ofMillis(200)).build());
+    current = s;
+    s.start();
+    connect(pub, s);
+    Await.until("the stalled connection dropped", proxy::stalledClosedByClient);
+    assertThat(proxy.accepted()).isGreaterThanOrEqualTo(2);
+    assertThat(s.stats().reconnects()).isPositive();
+    pub.publish(batch(1));
+    awaitCalls(1);
+    assertThat(sink.calls()).containsExactly(storedCall(1));
+  }
+
+  @Test
   void aReplaySocketThatNeverAnswersTimesOutAndDropsTheIndex() {
     TestPublisher pub = closing(TestPublisher.start());
     KvEventSubscriber s = subscribe(pub, true,
@@ -398,6 +417,12 @@ class KvEventSubscriberTest {
         "dataParallelSize: 0 (expected: > 0)");
     assertThatThrownBy(() -> b.replayTimeout(Duration.ZERO)).hasMessage(
         "replayTimeout: PT0S (expected: > 0)");
+    assertThatThrownBy(() -> b.handshakeTimeout(Duration.ofMillis(-1))).hasMessage(
+        "handshakeTimeout: PT-0.001S (expected: > 0)");
+    assertThatThrownBy(() -> b.handshakeTimeout(Duration.ofNanos(999_999))).hasMessage(
+        "handshakeTimeout: PT0.000999999S (expected: from 1 ms to 2147483647 ms)");
+    assertThatThrownBy(() -> b.handshakeTimeout(Duration.ofDays(25))).hasMessage(
+        "handshakeTimeout: PT600H (expected: from 1 ms to 2147483647 ms)");
     assertThatThrownBy(() -> b.reconnectBackoff(Duration.ofSeconds(2), Duration.ofSeconds(1)))
         .hasMessage("maxReconnectBackoff: PT1S (expected: >= reconnectBackoff PT2S)");
     assertThatThrownBy(() -> b.endpoint("tcp://h:5557").dataParallelSize(1)
