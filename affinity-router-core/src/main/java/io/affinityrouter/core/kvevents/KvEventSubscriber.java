@@ -42,8 +42,8 @@ import org.zeromq.ZContext;
  * restarted engine) drop it too. Lost connections are re-established by ZeroMQ with a back-off from
  * {@link Builder#reconnectBackoff}'s initial to its maximum interval; a connection whose ZeroMQ
  * handshake has not finished within {@link Builder#handshakeTimeout} is dropped and dialled again;
- * socket errors rebuild the sockets after the same back-off. Nothing the publisher sends makes the subscriber throw: damaged
- * messages and events are counted in {@link #stats()} and skipped.
+ * socket errors rebuild the sockets after the same back-off. Nothing the publisher sends makes the
+ * subscriber throw: damaged messages and events are counted in {@link #stats()} and skipped.
  *
  * <p>All ranks feed the same replica id. Thread-safe: {@link #start()}, {@link #close()} and
  * {@link #stats()} may be called from any thread.

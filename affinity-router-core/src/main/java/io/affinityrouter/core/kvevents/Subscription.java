@@ -53,7 +53,8 @@ final class Subscription implements Runnable {
 
   Subscription(ZContext context, String endpoint, @Nullable String replayEndpoint, String topic,
       long replayTimeoutNanos, long backoffMillis, long maxBackoffMillis, long holdNanos,
-      int handshakeMillis, KvEventDecoder decoder, KvEventCounters counters, String monitorAddress) {
+      int handshakeMillis, KvEventDecoder decoder, KvEventCounters counters,
+      String monitorAddress) {
     this.context = context;
     this.endpoint = endpoint;
     this.replayEndpoint = replayEndpoint;
