@@ -8,7 +8,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * What the router needs to know of one inference request: model, session, tenant, the prompt (as
- * token ids, text, or block hashes computed earlier) and an optional output-length hint.
+ * token ids, text, or block hashes computed earlier), an optional output-length hint, and how many
+ * times the client has sent it before.
  *
  * <p>The prompt is used only to compute chained block hashes; the router never stores or logs prompt
  * content, and {@link #toString()} shows only sizes. Immutable and thread-safe. The token array given
@@ -34,6 +35,7 @@ public final class RoutingRequest {
   private final long @Nullable [] promptBlockHashes;
   private final int promptTokenCount;
   private final int expectedOutputTokens;
+  private final int retries;
 
   private RoutingRequest(Builder b, PromptKind kind) {
     this.model = Optional.ofNullable(b.model);
@@ -45,6 +47,7 @@ public final class RoutingRequest {
     this.promptBlockHashes = b.promptBlockHashes;
     this.promptTokenCount = b.promptTokenCount;
     this.expectedOutputTokens = b.expectedOutputTokens;
+    this.retries = b.retries;
   }
 
   /** Returns an empty builder. */
@@ -116,8 +119,16 @@ public final class RoutingRequest {
   }
 
   /**
+   * How many times the client sent this request before, refused ({@code 0}: its first send). Past
+   * capacity, the router admits a tenant's first sends ahead of its resends.
+   */
+  public int retries() {
+    return retries;
+  }
+
+  /**
    * Returns a copy whose prompt is the given block hashes instead of its tokens or text (used by
-   * {@link Router#prehash(RoutingRequest)}); model, session, tenant and hint are kept.
+   * {@link Router#prehash(RoutingRequest)}); model, session, tenant, hint and retries are kept.
    */
   public RoutingRequest withBlockHashes(long[] blockHashes) {
     Builder b = toBuilderWithoutPrompt();
@@ -131,6 +142,7 @@ public final class RoutingRequest {
     b.sessionId = sessionId.orElse(null);
     b.tenant = tenant.orElse(null);
     b.expectedOutputTokens = expectedOutputTokens;
+    b.retries = retries;
     return b;
   }
 
@@ -145,7 +157,7 @@ public final class RoutingRequest {
   public String toString() {
     return "RoutingRequest{model=" + model.orElse("-") + ", session=" + sessionId.orElse("-")
         + ", tenant=" + tenant.orElse("-") + ", prompt=" + promptKind + "/" + promptTokenCount
-        + " tokens, expectedOutput=" + expectedOutputTokens + '}';
+        + " tokens, expectedOutput=" + expectedOutputTokens + ", retries=" + retries + '}';
   }
 
   /** Builds a {@link RoutingRequest}. Not thread-safe. */
@@ -159,6 +171,7 @@ public final class RoutingRequest {
     private long @Nullable [] promptBlockHashes;
     private int promptTokenCount;
     private int expectedOutputTokens;
+    private int retries;
 
     private Builder() {}
 
@@ -231,6 +244,16 @@ public final class RoutingRequest {
     public Builder expectedOutputTokens(int expectedOutputTokens) {
       this.expectedOutputTokens =
           (int) Checks.nonNegative(expectedOutputTokens, "expectedOutputTokens");
+      return this;
+    }
+
+    /**
+     * Sets how many times the client sent this request before, refused; must be {@code >= 0}
+     * ({@code 0}, the default: its first send). The OpenAI and Anthropic SDKs send it as the
+     * {@code x-stainless-retry-count} header.
+     */
+    public Builder retries(int retries) {
+      this.retries = (int) Checks.nonNegative(retries, "retries");
       return this;
     }
 

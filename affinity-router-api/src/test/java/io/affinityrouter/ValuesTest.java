@@ -48,13 +48,19 @@ class ValuesTest {
   @Test
   void tokenPromptsAreCopiedAndReplacedByHashes() {
     int[] tokens = {1, 2, 3};
-    RoutingRequest r = RoutingRequest.builder().promptTokens(tokens).model("m").build();
+    RoutingRequest r =
+        RoutingRequest.builder().promptTokens(tokens).model("m").retries(2).build();
     tokens[0] = 99;
     assertThat(r.promptTokens()).containsExactly(1, 2, 3);
     RoutingRequest h = r.withBlockHashes(new long[] {42});
     assertThat(h.promptKind()).isEqualTo(PromptKind.BLOCK_HASHES);
     assertThat(h.promptTokenCount()).isEqualTo(3);
     assertThat(h.model()).contains("m");
+    assertThat(h.retries()).isEqualTo(2);
+    assertThat(RoutingRequest.builder().promptTokens(tokens).build().retries()).isZero();
+    assertThatThrownBy(() -> RoutingRequest.builder().retries(-1))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("retries: -1 (expected: >= 0)");
   }
 
   @Test

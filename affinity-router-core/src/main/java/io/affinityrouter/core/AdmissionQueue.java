@@ -25,8 +25,10 @@ import java.util.Objects;
 
 /**
  * Requests held at the gateway until the fleet has room for them: bounded in count and in bytes,
- * fair across tenants by tokens (deficit round-robin), first in first out within a tenant, each
- * with a deadline after which it is refused as {@link RoutingReason#ALL_AT_LIMIT}.
+ * fair across tenants by tokens (deficit round-robin), first in first out within a tenant with its
+ * first sends ahead of its resends ({@link RoutingRequest#retries()}: a request refused before has
+ * spent its latency budget waiting, one sent now can still meet it), each with a deadline after
+ * which it is refused as {@link RoutingReason#ALL_AT_LIMIT}.
  *
  * <p>Released by events, never by polling: {@link #signal()} (a lease closed or saw its first token,
  * the gateway refreshed the replicas' loads) offers the tenants' heads again, in DRR order, through
@@ -60,6 +62,7 @@ final class AdmissionQueue {
     final long bytes;
     final long startNanos;
     final long deadlineMillis;
+    final boolean resend;
     final CompletableFuture<RoutingDecision> future = new CompletableFuture<>();
     @Nullable Snapshot before; // the DRR state its offer started from; guarded by the queue's lock
 
@@ -72,6 +75,7 @@ final class AdmissionQueue {
       this.bytes = ENTRY_OVERHEAD_BYTES + 8L * request.promptBlockHashes().length;
       this.startNanos = startNanos;
       this.deadlineMillis = deadlineMillis;
+      this.resend = request.retries() > 0;
     }
   }
 
@@ -81,10 +85,11 @@ final class AdmissionQueue {
    */
   private record Snapshot(Tenant[] order, long[] deficits, boolean[] turns, long version) {}
 
-  /** A tenant's FIFO and its deficit. Guarded by the queue's lock. */
+  /** A tenant's FIFOs (first sends, then resends) and its deficit. Guarded by the queue's lock. */
   private static final class Tenant {
     final String name;
-    final ArrayDeque<Held> queue = new ArrayDeque<>();
+    final ArrayDeque<Held> firsts = new ArrayDeque<>();
+    final ArrayDeque<Held> resends = new ArrayDeque<>();
     long deficit;
     boolean turn; // its turn has begun (it earned this round's quantum) and not ended yet
     boolean inRing; // has held requests, or one being offered
@@ -93,6 +98,48 @@ final class AdmissionQueue {
 
     Tenant(String name) {
       this.name = name;
+    }
+
+    @Nullable Held head() {
+      Held h = firsts.peekFirst();
+      return h != null ? h : resends.peekFirst();
+    }
+
+    Held pollHead() {
+      return firsts.isEmpty() ? resends.pollFirst() : firsts.pollFirst();
+    }
+
+    boolean isEmpty() {
+      return firsts.isEmpty() && resends.isEmpty();
+    }
+
+    void addLast(Held h) {
+      (h.resend ? resends : firsts).addLast(h);
+    }
+
+    void addFirst(Held h) {
+      (h.resend ? resends : firsts).addFirst(h);
+    }
+
+    boolean remove(Held h) {
+      return (h.resend ? resends : firsts).remove(h);
+    }
+
+    /** The earliest deadline among its held requests: one of the two heads'. */
+    long earliestDeadline() {
+      Held f = firsts.peekFirst();
+      Held r = resends.peekFirst();
+      return Math.min(f == null ? Long.MAX_VALUE : f.deadlineMillis,
+          r == null ? Long.MAX_VALUE : r.deadlineMillis);
+    }
+
+    /** Takes off every held request whose deadline is at or before {@code now}. */
+    void expireInto(long now, List<Held> expired) {
+      for (ArrayDeque<Held> q : List.of(firsts, resends)) {
+        while (!q.isEmpty() && q.peekFirst().deadlineMillis <= now) {
+          expired.add(q.pollFirst());
+        }
+      }
     }
   }
 
@@ -170,7 +217,7 @@ final class AdmissionQueue {
           t.inRing = true;
           ring.addLast(t);
         }
-        t.queue.addLast(h);
+        t.addLast(h);
         bytes += h.bytes;
         count++;
         version++;
@@ -278,10 +325,10 @@ final class AdmissionQueue {
             t.turn = true;
             t.deficit += QUANTUM_TOKENS;
           }
-          Held head = t.queue.peekFirst();
+          Held head = Objects.requireNonNull(t.head(), "ready");
           if (t.deficit >= head.tokens) {
             t.deficit -= head.tokens;
-            t.queue.pollFirst();
+            t.pollHead();
             t.offering = true;
             head.before = before;
             return head;
@@ -294,7 +341,8 @@ final class AdmissionQueue {
         long minShort = Long.MAX_VALUE;
         for (Tenant t : ring) {
           if (ready(t, thisPass)) {
-            minShort = Math.min(minShort, t.queue.peekFirst().tokens - t.deficit);
+            minShort = Math.min(minShort,
+                Objects.requireNonNull(t.head(), "ready").tokens - t.deficit);
           }
         }
         long rounds = (minShort - 1) / QUANTUM_TOKENS;
@@ -312,7 +360,7 @@ final class AdmissionQueue {
   }
 
   private static boolean ready(Tenant t, long thisPass) {
-    return !t.offering && t.skippedPass != thisPass && !t.queue.isEmpty();
+    return !t.offering && t.skippedPass != thisPass && !t.isEmpty();
   }
 
   private Snapshot snapshotLocked() {
@@ -355,7 +403,7 @@ final class AdmissionQueue {
       if (t != null) { // else closed meanwhile, and no longer counted
         t.offering = false;
         if (held && !h.future.isDone() && h.deadlineMillis > clock.millis()) {
-          t.queue.addFirst(h);
+          t.addFirst(h);
           Snapshot before = h.before;
           if (before != null && before.version() == version) { // nothing else moved meanwhile
             ring.clear();
@@ -373,7 +421,7 @@ final class AdmissionQueue {
         } else {
           bytes -= h.bytes;
           count--;
-          if (t.queue.isEmpty()) {
+          if (t.isEmpty()) {
             leaveLocked(t);
           }
         }
@@ -400,11 +448,11 @@ final class AdmissionQueue {
     lock.lock();
     try {
       Tenant t = tenants.get(h.tenant);
-      if (t != null && t.queue.remove(h)) {
+      if (t != null && t.remove(h)) {
         bytes -= h.bytes;
         count--;
         version++;
-        if (t.queue.isEmpty() && !t.offering) {
+        if (t.isEmpty() && !t.offering) {
           leaveLocked(t);
         }
       }
@@ -417,10 +465,7 @@ final class AdmissionQueue {
   private void armLocked() {
     long earliest = Long.MAX_VALUE;
     for (Tenant t : ring) {
-      Held head = t.queue.peekFirst();
-      if (head != null) {
-        earliest = Math.min(earliest, head.deadlineMillis);
-      }
+      earliest = Math.min(earliest, t.earliestDeadline());
     }
     if (earliest == Long.MAX_VALUE || earliest >= timerAtMillis || closed) {
       return;
@@ -449,14 +494,14 @@ final class AdmissionQueue {
       long now = clock.millis();
       for (var it = ring.iterator(); it.hasNext(); ) {
         Tenant t = it.next();
-        while (!t.queue.isEmpty() && t.queue.peekFirst().deadlineMillis <= now) {
-          Held h = t.queue.pollFirst();
-          bytes -= h.bytes;
+        int from = expired.size();
+        t.expireInto(now, expired);
+        for (int i = from; i < expired.size(); i++) {
+          bytes -= expired.get(i).bytes;
           count--;
           version++;
-          expired.add(h);
         }
-        if (t.queue.isEmpty() && !t.offering) {
+        if (t.isEmpty() && !t.offering) {
           it.remove();
           forgetLocked(t);
         }
@@ -477,8 +522,10 @@ final class AdmissionQueue {
     try {
       closed = true;
       for (Tenant t : ring) {
-        all.addAll(t.queue);
-        t.queue.clear();
+        all.addAll(t.firsts);
+        all.addAll(t.resends);
+        t.firsts.clear();
+        t.resends.clear();
       }
       ring.clear();
       tenants.clear();

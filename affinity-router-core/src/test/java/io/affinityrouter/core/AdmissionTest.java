@@ -117,6 +117,57 @@ class AdmissionTest {
     assertThat(router.heldRequests()).isZero();
   }
 
+  private static RoutingRequest resent(int retries, int[] prompt) {
+    return RoutingRequest.builder().tenant("t").promptTokens(prompt).expectedOutputTokens(100)
+        .retries(retries).build();
+  }
+
+  @Test
+  void aTenantsFirstSendsAreAdmittedAheadOfItsResendsEachInArrivalOrder() {
+    Router router = builder().maxInFlightRequests(1).build();
+    List<Replica> fleet = replicas(1);
+    RoutingDecision busy = router.select(anonymous(tokens(1, 64)), fleet);
+    List<CompletableFuture<RoutingDecision>> held = new ArrayList<>();
+    held.add(async(router, resent(1, tokens(10, 64)), fleet)); // 0: sent once before
+    held.add(async(router, tenant("t", tokens(11, 64)), fleet)); // 1: a first send
+    held.add(async(router, resent(2, tokens(12, 64)), fleet)); // 2: sent twice before
+    held.add(async(router, tenant("t", tokens(13, 64)), fleet)); // 3: a first send
+    busy.lease().close();
+    int[] order = {1, 3, 0, 2};
+    for (int k = 0; k < order.length; k++) {
+      for (int j = 0; j < order.length; j++) {
+        assertThat(held.get(order[j]).isDone()).as("request " + order[j] + " at step " + k)
+            .isEqualTo(j <= k);
+      }
+      held.get(order[k]).join().lease().close();
+    }
+    assertThat(router.heldRequests()).isZero();
+  }
+
+  @Test
+  void aResendBehindFirstSendsStillExpiresAtItsOwnDeadline() {
+    Router router = builder().maxInFlightRequests(1)
+        .holdQueue(100, 1 << 20, Duration.ofSeconds(2)).build();
+    List<Replica> fleet = replicas(1);
+    RoutingDecision busy = router.select(anonymous(tokens(1, 64)), fleet);
+    CompletableFuture<RoutingDecision> resend = async(router, resent(1, tokens(2, 64)), fleet);
+    clock.advance(Duration.ofMillis(500));
+    CompletableFuture<RoutingDecision> first = async(router, tenant("t", tokens(3, 64)), fleet);
+
+    clock.advance(Duration.ofMillis(1_500));
+    scheduler.runDue();
+    assertThat(resend).isDone();
+    assertThat(resend.join().reason()).isEqualTo(RoutingReason.ALL_AT_LIMIT);
+    assertThat(first).isNotDone();
+    assertThat(router.heldRequests()).isEqualTo(1);
+    clock.advance(Duration.ofMillis(500));
+    scheduler.runDue();
+    assertThat(first).isDone();
+    assertThat(first.join().isRouted()).isFalse();
+    assertThat(router.heldRequests()).isZero();
+    busy.lease().close();
+  }
+
   @Test
   void aHeldRequestIsRefusedAtItsDeadlineWithRetryAfter() {
     Router router = builder().maxInFlightRequests(1)

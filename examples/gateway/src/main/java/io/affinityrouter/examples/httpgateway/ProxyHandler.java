@@ -281,6 +281,7 @@ final class ProxyHandler {
     if (tenant != null) {
       b.tenant(tenant);
     }
+    b.retries(RequestHeaders.retries(ex.request.getHeaders()));
     return b;
   }
 

@@ -30,9 +30,11 @@ class GatewayAdmissionTest {
   private static final String CHAT = "/v1/chat/completions";
   private final ChatClient client = new ChatClient();
   private TestFleet fleet;
+  private final ExecutorService callers = Executors.newCachedThreadPool();
 
   @AfterEach
   void close() {
+    callers.shutdownNow();
     if (fleet != null) {
       fleet.close();
     }
@@ -127,6 +129,48 @@ class GatewayAdmissionTest {
     assertThat(sample(m, "affinity_router_gateway_held")).isZero();
     assertThat(client.post(g.baseUrl(), CHAT, "after",
         new Conversation("after", TestFleet.MODEL, "hi").next(4, false)).status()).isEqualTo(200);
+  }
+
+  @Test
+  void aFirstSendHeldAfterAResendIsAdmittedBeforeIt() throws Exception {
+    fleet = TestFleet.start(1, FakeVllmConfig.builder().micros(0, 5_000));
+    Gateway g = fleet.gateway(fleet.config().maxInFlightPerBackend(1)
+        .maxHold(Duration.ofMinutes(2)), null);
+    // one slot, three 2 s requests: each held one runs only once the one before it ended
+    CompletableFuture<Long> running = post(g, "long", null);
+    assertThat(TestFleet.await(() -> g.openLeases() == 1)).isTrue();
+    CompletableFuture<Long> resend = post(g, "resent", "1");
+    assertThat(TestFleet.await(() -> g.heldRequests() == 1)).isTrue();
+    CompletableFuture<Long> first = post(g, "first", "0");
+    assertThat(TestFleet.await(() -> g.heldRequests() == 2)).isTrue();
+
+    long runningDone = running.get(1, TimeUnit.MINUTES);
+    long firstDone = first.get(1, TimeUnit.MINUTES);
+    long resendDone = resend.get(1, TimeUnit.MINUTES);
+    assertThat(firstDone).isGreaterThan(runningDone);
+    assertThat(resendDone).as("the resend, held first, admitted after the first send")
+        .isGreaterThan(firstDone);
+  }
+
+  /** Posts a 2 s request; completes with when its 200 arrived (nanoTime). */
+  private CompletableFuture<Long> post(Gateway g, String session, String retryCount) {
+    String body = new Conversation(session, TestFleet.MODEL, "hi").next(400, false);
+    return CompletableFuture.supplyAsync(() -> {
+      try {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(g.baseUrl() + CHAT))
+            .timeout(Duration.ofMinutes(1)).header("Content-Type", "application/json")
+            .header(GatewayConfig.DEFAULT_SESSION_HEADER, session)
+            .POST(HttpRequest.BodyPublishers.ofString(body));
+        if (retryCount != null) {
+          b.header(RequestHeaders.RETRY_COUNT, retryCount);
+        }
+        HttpResponse<String> r = client.http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        return System.nanoTime();
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    }, callers);
   }
 
   private String get(String url) throws Exception {

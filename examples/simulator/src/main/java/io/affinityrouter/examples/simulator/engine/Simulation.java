@@ -307,7 +307,7 @@ public final class Simulation implements ReplicaEngine.Listener {
       hold(job);
       return;
     }
-    Route route = strategies[g].route(r, views[g]);
+    Route route = strategies[g].route(r, views[g], job.retries);
     if (route == null) {
       refused(job);
       return;
@@ -383,7 +383,7 @@ public final class Simulation implements ReplicaEngine.Listener {
     ArrayDeque<Job> queue = held[g];
     while (!queue.isEmpty() && !replicas.isEmpty()) {
       Job job = queue.peekFirst();
-      Route route = strategies[g].route(job.request, views[g]);
+      Route route = strategies[g].route(job.request, views[g], job.retries);
       if (route == null) {
         queue.pollFirst();
         refused(job);

@@ -158,7 +158,13 @@ final class AffinityRouterStrategy implements RoutingStrategy {
 
   @Override
   public Route route(SimRequest request, FleetView fleet) {
-    RoutingRequest.Builder b = RoutingRequest.builder().promptTokens(tokens.tokens(request));
+    return route(request, fleet, 0);
+  }
+
+  @Override
+  public Route route(SimRequest request, FleetView fleet, int retries) {
+    RoutingRequest.Builder b = RoutingRequest.builder().promptTokens(tokens.tokens(request))
+        .retries(retries);
     if (sessions && request.session() != null) {
       b.sessionId(request.session());
     }

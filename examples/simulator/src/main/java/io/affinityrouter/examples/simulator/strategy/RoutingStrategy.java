@@ -22,6 +22,15 @@ public interface RoutingStrategy {
    */
   @Nullable Route route(SimRequest request, FleetView fleet);
 
+  /**
+   * As {@link #route(SimRequest, FleetView)}, for a request its client has sent {@code retries}
+   * times before, refused (0: its first send), as the OpenAI SDKs' {@code x-stainless-retry-count}
+   * header says. Strategies that do not read it route it as any other.
+   */
+  default @Nullable Route route(SimRequest request, FleetView fleet, int retries) {
+    return route(request, fleet);
+  }
+
   /** This gateway's loads were scraped ({@code fleet} has the new ones). */
   default void onScrape(FleetView fleet) {}
 
