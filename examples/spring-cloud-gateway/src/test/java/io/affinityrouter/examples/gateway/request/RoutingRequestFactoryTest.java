@@ -45,6 +45,18 @@ class RoutingRequestFactoryTest {
   }
 
   @Test
+  void theSdksResendNumberIsReadAndAnythingElseIsAFirstSend() {
+    HttpHeaders h = headers("s", null);
+    h.set(RoutingRequestFactory.RETRY_COUNT_HEADER, "2");
+    assertThat(factory.from(h, body("{\"prompt\":\"x\"}")).retries()).isEqualTo(2);
+    assertThat(factory.from(headers("s", null), body("{\"prompt\":\"x\"}")).retries()).isZero();
+    for (String bad : new String[] {"", "-1", "1.5", " 1", "9999999999", "two"}) {
+      h.set(RoutingRequestFactory.RETRY_COUNT_HEADER, bad);
+      assertThat(factory.from(h, body("{\"prompt\":\"x\"}")).retries()).as(bad).isZero();
+    }
+  }
+
+  @Test
   void nextTurnPromptExtendsThePreviousOne() {
     String turn1 = "{\"model\":\"m\",\"messages\":[{\"role\":\"system\",\"content\":\"S\"},"
         + "{\"role\":\"user\",\"content\":\"Q1\"}]}";
