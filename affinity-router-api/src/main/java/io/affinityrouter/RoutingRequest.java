@@ -26,6 +26,10 @@ public final class RoutingRequest {
    */
   public static final int CHARS_PER_TOKEN_ESTIMATE = 4;
 
+  /** The header the OpenAI and Anthropic SDKs number a request's resends with: {@value}. */
+  public static final String RETRY_COUNT_HEADER = "x-stainless-retry-count";
+  private static final int MAX_RETRY_DIGITS = 9;
+
   private final Optional<String> model;
   private final Optional<String> sessionId;
   private final Optional<String> tenant;
@@ -254,6 +258,27 @@ public final class RoutingRequest {
      */
     public Builder retries(int retries) {
       this.retries = (int) Checks.nonNegative(retries, "retries");
+      return this;
+    }
+
+    /**
+     * Sets {@link #retries(int)} from a {@value #RETRY_COUNT_HEADER} header's value: absent,
+     * empty, or anything but up to 9 decimal digits reads as {@code 0} (the header is a client's
+     * hint for the hold queue's order, never a reason to refuse its request).
+     */
+    public Builder retriesHeader(@Nullable CharSequence value) {
+      int n = 0;
+      if (value != null && value.length() <= MAX_RETRY_DIGITS) {
+        for (int i = 0; i < value.length(); i++) {
+          char c = value.charAt(i);
+          if (c < '0' || c > '9') {
+            n = 0;
+            break;
+          }
+          n = n * 10 + (c - '0');
+        }
+      }
+      this.retries = n;
       return this;
     }
 

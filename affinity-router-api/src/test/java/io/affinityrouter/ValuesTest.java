@@ -64,6 +64,17 @@ class ValuesTest {
   }
 
   @Test
+  void theSdksRetryCountHeaderIsReadAndAnythingElseIsAFirstSend() {
+    RoutingRequest.Builder b = RoutingRequest.builder().promptTokens(new int[] {1});
+    assertThat(b.retriesHeader("0").build().retries()).isZero();
+    assertThat(b.retriesHeader("2").build().retries()).isEqualTo(2);
+    assertThat(b.retriesHeader("123456789").build().retries()).isEqualTo(123_456_789);
+    for (String bad : new String[] {null, "", "-1", "1.5", " 1", "1 ", "9999999999", "two"}) {
+      assertThat(b.retries(5).retriesHeader(bad).build().retries()).as(bad).isZero();
+    }
+  }
+
+  @Test
   void decisionsAreBuiltOnlyConsistently() {
     assertThatThrownBy(() -> RoutingDecision.notRouted(RoutingReason.BEST_SCORE, Duration.ZERO)).isInstanceOf(IllegalArgumentException.class)
         .hasMessage("reason: BEST_SCORE (expected: a not-routed reason)");

@@ -281,7 +281,7 @@ final class ProxyHandler {
     if (tenant != null) {
       b.tenant(tenant);
     }
-    b.retries(RequestHeaders.retries(ex.request.getHeaders()));
+    b.retriesHeader(ex.request.getHeaders().get(RoutingRequest.RETRY_COUNT_HEADER));
     return b;
   }
 

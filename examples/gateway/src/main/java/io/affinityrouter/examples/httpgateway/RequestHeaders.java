@@ -50,31 +50,6 @@ final class RequestHeaders {
     return Optional.empty();
   }
 
-  /** The header the OpenAI and Anthropic SDKs number their resends of a request with. */
-  static final String RETRY_COUNT = "x-stainless-retry-count";
-  private static final int MAX_RETRY_DIGITS = 9;
-
-  /**
-   * How many times the client sent this request before, from {@value #RETRY_COUNT}: 0 when absent
-   * or not a small non-negative number (a hint for the hold queue's order, never a reason to
-   * refuse the request).
-   */
-  static int retries(HttpFields headers) {
-    String v = headers.get(RETRY_COUNT);
-    if (v == null || v.isEmpty() || v.length() > MAX_RETRY_DIGITS) {
-      return 0;
-    }
-    int n = 0;
-    for (int i = 0; i < v.length(); i++) {
-      char c = v.charAt(i);
-      if (c < '0' || c > '9') {
-        return 0;
-      }
-      n = n * 10 + (c - '0');
-    }
-    return n;
-  }
-
   /** The fields to forward to the backend, in order. */
   static List<Header> forwarded(HttpFields headers) {
     List<Header> out = new ArrayList<>(headers.size());

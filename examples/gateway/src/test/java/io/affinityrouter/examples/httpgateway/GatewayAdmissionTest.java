@@ -4,6 +4,7 @@ import static io.affinityrouter.examples.httpgateway.GatewayObservabilityTest.sa
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.affinityrouter.RoutingReason;
+import io.affinityrouter.RoutingRequest;
 import io.affinityrouter.examples.fakevllm.FakeVllmConfig;
 import java.io.OutputStream;
 import java.net.Socket;
@@ -162,7 +163,7 @@ class GatewayAdmissionTest {
             .header(GatewayConfig.DEFAULT_SESSION_HEADER, session)
             .POST(HttpRequest.BodyPublishers.ofString(body));
         if (retryCount != null) {
-          b.header(RequestHeaders.RETRY_COUNT, retryCount);
+          b.header(RoutingRequest.RETRY_COUNT_HEADER, retryCount);
         }
         HttpResponse<String> r = client.http.send(b.build(), HttpResponse.BodyHandlers.ofString());
         assertThat(r.statusCode()).as(r.body()).isEqualTo(200);

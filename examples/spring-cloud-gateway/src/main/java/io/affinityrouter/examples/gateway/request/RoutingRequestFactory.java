@@ -39,8 +39,6 @@ import tools.jackson.databind.json.JsonMapper;
  */
 public final class RoutingRequestFactory {
   private static final JsonMapper JSON = JsonMapper.builder().build();
-  /** The header the OpenAI and Anthropic SDKs number a request's resends with. */
-  public static final String RETRY_COUNT_HEADER = "x-stainless-retry-count";
 
   private final String sessionHeader;
   private final String tenantHeader;
@@ -167,26 +165,7 @@ public final class RoutingRequestFactory {
     if (tenant != null && !tenant.isBlank()) {
       b.tenant(tenant.strip());
     }
-    b.retries(retries(headers.getFirst(RETRY_COUNT_HEADER)));
-  }
-
-  /**
-   * The resend number from the OpenAI and Anthropic SDKs' header: 0 when absent or not a small
-   * non-negative number (a hint for the hold queue's order, never a reason to refuse).
-   */
-  static int retries(@Nullable String value) {
-    if (value == null || value.isEmpty() || value.length() > 9) {
-      return 0;
-    }
-    int n = 0;
-    for (int i = 0; i < value.length(); i++) {
-      char c = value.charAt(i);
-      if (c < '0' || c > '9') {
-        return 0;
-      }
-      n = n * 10 + (c - '0');
-    }
-    return n;
+    b.retriesHeader(headers.getFirst(RoutingRequest.RETRY_COUNT_HEADER));
   }
 
   private static @Nullable JsonNode parse(@Nullable DataBuffer body) {

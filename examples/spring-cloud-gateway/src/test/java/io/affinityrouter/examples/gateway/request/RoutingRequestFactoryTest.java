@@ -47,11 +47,11 @@ class RoutingRequestFactoryTest {
   @Test
   void theSdksResendNumberIsReadAndAnythingElseIsAFirstSend() {
     HttpHeaders h = headers("s", null);
-    h.set(RoutingRequestFactory.RETRY_COUNT_HEADER, "2");
+    h.set(RoutingRequest.RETRY_COUNT_HEADER, "2");
     assertThat(factory.from(h, body("{\"prompt\":\"x\"}")).retries()).isEqualTo(2);
     assertThat(factory.from(headers("s", null), body("{\"prompt\":\"x\"}")).retries()).isZero();
     for (String bad : new String[] {"", "-1", "1.5", " 1", "9999999999", "two"}) {
-      h.set(RoutingRequestFactory.RETRY_COUNT_HEADER, bad);
+      h.set(RoutingRequest.RETRY_COUNT_HEADER, bad);
       assertThat(factory.from(h, body("{\"prompt\":\"x\"}")).retries()).as(bad).isZero();
     }
   }
