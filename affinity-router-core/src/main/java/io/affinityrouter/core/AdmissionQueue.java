@@ -67,7 +67,7 @@ final class AdmissionQueue {
     @Nullable Snapshot before; // the DRR state its offer started from; guarded by the queue's lock
 
     Held(RoutingRequest request, List<Replica> replicas, long tokens, long startNanos,
-        long deadlineMillis) {
+        long deadlineMillis, boolean returning) {
       this.request = request;
       this.replicas = replicas;
       this.tenant = request.tenant().orElse("");
@@ -75,7 +75,8 @@ final class AdmissionQueue {
       this.bytes = ENTRY_OVERHEAD_BYTES + 8L * request.promptBlockHashes().length;
       this.startNanos = startNanos;
       this.deadlineMillis = deadlineMillis;
-      this.resend = request.retries() > 0;
+      // a returning turn's resend keeps its place: its session's context waits on its replica
+      this.resend = request.retries() > 0 && !returning;
     }
   }
 
@@ -202,11 +203,13 @@ final class AdmissionQueue {
 
   /**
    * Holds {@code request} (its prompt already reduced to hashes), behind what its tenant holds;
-   * refused at once if the queue is full.
+   * refused at once if the queue is full. A resend of new work ({@code returning} false) waits
+   * behind the tenant's first sends; a returning turn's, in arrival order with them.
    */
   CompletionStage<RoutingDecision> hold(RoutingRequest request, List<Replica> replicas,
-      long tokens, long startNanos) {
-    Held h = new Held(request, replicas, tokens, startNanos, clock.millis() + maxWaitMillis);
+      long tokens, long startNanos, boolean returning) {
+    Held h = new Held(request, replicas, tokens, startNanos, clock.millis() + maxWaitMillis,
+        returning);
     boolean accepted;
     lock.lock();
     try {

@@ -7,6 +7,7 @@ import io.affinityrouter.Router;
 import io.affinityrouter.RoutingDecision;
 import io.affinityrouter.RoutingReason;
 import io.affinityrouter.RoutingRequest;
+import io.affinityrouter.spi.BindingKey;
 import io.affinityrouter.spi.BindingStore;
 import io.affinityrouter.spi.LoadExchange;
 import java.time.Duration;
@@ -190,8 +191,13 @@ final class DefaultRouter implements Router {
     RoutingRequest hashed = prehash(request);
     int expected = hashed.expectedOutputTokens() > 0 ? hashed.expectedOutputTokens()
         : (int) Math.round(tracker.outputTokensPerRequest());
+    // a session this router knows is a returning turn (it was routed here, or its binding read)
+    boolean returning = hashed.sessionId().isPresent()
+        && pinning.knows(new BindingKey(hashed.model().orElse(""), hashed.tenant().orElse(""),
+            hashed.sessionId().get()));
     return Objects.requireNonNull(admission, "holding").hold(hashed, List.copyOf(replicas),
-        (long) hashed.promptTokenCount() + expected, start == 0 ? System.nanoTime() : start);
+        (long) hashed.promptTokenCount() + expected, start == 0 ? System.nanoTime() : start,
+        returning);
   }
 
   /** Routes a held request again, against the newest replica snapshots seen since it was held. */

@@ -1,6 +1,7 @@
 package io.affinityrouter.core;
 
 import static io.affinityrouter.core.Prompts.anonymous;
+import static io.affinityrouter.core.Prompts.concat;
 import static io.affinityrouter.core.Prompts.replicas;
 import static io.affinityrouter.core.Prompts.session;
 import static io.affinityrouter.core.Prompts.tokens;
@@ -142,6 +143,29 @@ class AdmissionTest {
       held.get(order[k]).join().lease().close();
     }
     assertThat(router.heldRequests()).isZero();
+  }
+
+  @Test
+  void aReturningTurnsResendKeepsItsPlaceAheadOfLaterFirstSends() {
+    Router router = builder().maxInFlightRequests(1).build();
+    List<Replica> fleet = replicas(1);
+    int[] context = tokens(1, 256);
+    RoutingDecision turn1 = router.select(session("s", context), fleet);
+    turn1.lease().close();
+    RoutingDecision busy = router.select(anonymous(tokens(2, 64)), fleet);
+    RoutingRequest turn2 = RoutingRequest.builder().sessionId("s")
+        .promptTokens(concat(context, tokens(3, 64))).expectedOutputTokens(100).retries(1).build();
+    CompletableFuture<RoutingDecision> returning = async(router, turn2, fleet);
+    CompletableFuture<RoutingDecision> later = async(router, anonymous(tokens(4, 64)), fleet);
+    assertThat(router.heldRequests()).isEqualTo(2);
+
+    busy.lease().close();
+    assertThat(returning).as("its session's context waits on its replica").isDone();
+    assertThat(returning.join().reason()).isEqualTo(RoutingReason.SESSION_AFFINITY);
+    assertThat(later).isNotDone();
+    returning.join().lease().close();
+    assertThat(later).isDone();
+    later.join().lease().close();
   }
 
   @Test
