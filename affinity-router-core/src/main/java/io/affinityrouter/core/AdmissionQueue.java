@@ -26,9 +26,9 @@ import java.util.Objects;
 /**
  * Requests held at the gateway until the fleet has room for them: bounded in count and in bytes,
  * fair across tenants by tokens (deficit round-robin), first in first out within a tenant with its
- * first sends ahead of its resends ({@link RoutingRequest#retries()}: a request refused before has
- * spent its latency budget waiting, one sent now can still meet it), each with a deadline after
- * which it is refused as {@link RoutingReason#ALL_AT_LIMIT}.
+ * first sends ahead of its resends of new work ({@link RoutingRequest#retries()}: a request refused
+ * before has spent its latency budget waiting, one sent now can still meet it), each with a
+ * deadline after which it is refused as {@link RoutingReason#ALL_AT_LIMIT}.
  *
  * <p>Released by events, never by polling: {@link #signal()} (a lease closed or saw its first token,
  * the gateway refreshed the replicas' loads) offers the tenants' heads again, in DRR order, through
