@@ -80,12 +80,11 @@ final class Classify {
   }
 
   /** The session's binding key, or null for a request without a session. */
-  static @Nullable BindingKey key(Selection sel) {
-    RoutingRequest request = sel.request;
+  static @Nullable BindingKey key(RoutingRequest request) {
     if (request.sessionId().isEmpty()) {
       return null;
     }
-    return new BindingKey(sel.model == null ? "" : sel.model, request.tenant().orElse(""),
+    return new BindingKey(request.model().orElse(""), request.tenant().orElse(""),
         request.sessionId().get());
   }
 

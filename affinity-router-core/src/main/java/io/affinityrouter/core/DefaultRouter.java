@@ -192,9 +192,8 @@ final class DefaultRouter implements Router {
     int expected = hashed.expectedOutputTokens() > 0 ? hashed.expectedOutputTokens()
         : (int) Math.round(tracker.outputTokensPerRequest());
     // a session this router knows is a returning turn (it was routed here, or its binding read)
-    boolean returning = hashed.sessionId().isPresent()
-        && pinning.knows(new BindingKey(hashed.model().orElse(""), hashed.tenant().orElse(""),
-            hashed.sessionId().get()));
+    BindingKey key = Classify.key(hashed);
+    boolean returning = key != null && pinning.knows(key);
     return Objects.requireNonNull(admission, "holding").hold(hashed, List.copyOf(replicas),
         (long) hashed.promptTokenCount() + expected, start == 0 ? System.nanoTime() : start,
         returning);
@@ -267,7 +266,7 @@ final class DefaultRouter implements Router {
       return sel.decided(decide.notRouted(sel));
     }
     score.run(sel, s);
-    sel.key = Classify.key(sel);
+    sel.key = Classify.key(request);
     int preferred = sel.key == null ? -1 : pinning.reconcileTarget(sel);
     sel.candidate = preferred >= 0 ? preferred : pick.run(sel, s);
     if (sel.candidate < 0) {
