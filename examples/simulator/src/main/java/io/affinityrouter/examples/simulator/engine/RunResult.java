@@ -46,6 +46,10 @@ import org.HdrHistogram.Histogram;
  *     {@code /}, the whole reason when it has none) and whether the session's previous turn came
  *     through another gateway, e.g. {@code REPLICA_OVERLOADED/other-gateway} (sorted)
  * @param crossGatewayTurns session turns whose previous turn came through another gateway
+ * @param gaveUpNew sessions whose client gave up (its last retry refused) before any of their
+ *     turns was served, session-less requests counted one each
+ * @param gaveUpReturning sessions whose client gave up on a later turn, after earlier ones were
+ *     served
  */
 public record RunResult(String strategy, String workload, int requests, int completed,
     int dropped, long notRouted, long failedOver, long inputTokens, long cachedTokens,
@@ -54,7 +58,8 @@ public record RunResult(String strategy, String workload, int requests, int comp
     Map<String, Long> moves, long repins, List<int[]> loadSeries, long sampleNanos, long wakes,
     long preemptions, double idealRequestsPerSecond, long[] sessionP90Micros,
     long heldRequests, int gateways, SimulationConfig.Front front,
-    Map<String, Long> repinsByCause, long crossGatewayTurns) {
+    Map<String, Long> repinsByCause, long crossGatewayTurns, long gaveUpNew,
+    long gaveUpReturning) {
 
   /** The suffix of {@link #repinsByCause} keys whose previous turn came through another gateway. */
   public static final String OTHER_GATEWAY = "other-gateway";

@@ -113,6 +113,8 @@ public final class Simulation implements ReplicaEngine.Listener {
   private final Map<String, Integer> lastGateway = new HashMap<>();
   private final Map<String, Long> repinsByCause = new TreeMap<>();
   private long crossGatewayTurns;
+  private long gaveUpNew;
+  private long gaveUpReturning;
   private final Histogram ttft = new Histogram(3);
   private final Histogram ttftFloor = new Histogram(3);
   private final Histogram e2e = new Histogram(3);
@@ -266,7 +268,8 @@ public final class Simulation implements ReplicaEngine.Listener {
         Collections.unmodifiableMap(new TreeMap<>(moves)), repins,
         List.copyOf(loadSeries), scrapeNanos, wakes, preemptions,
         idealRequestsPerSecond(), sessionP90s(), heldRequests, config.gateways(), config.front(),
-        Collections.unmodifiableMap(new TreeMap<>(repinsByCause)), crossGatewayTurns);
+        Collections.unmodifiableMap(new TreeMap<>(repinsByCause)), crossGatewayTurns, gaveUpNew,
+        gaveUpReturning);
   }
 
   private int gatewayFor(SimRequest r) {
@@ -363,6 +366,12 @@ public final class Simulation implements ReplicaEngine.Listener {
       job.retries++;
       push(clock.nanos() + CLIENT_RETRY_AFTER_NANOS, ARRIVAL, -1, job);
       return;
+    }
+    String session = job.request.session();
+    if (session != null && lastGateway.containsKey(session)) { // an earlier turn was dispatched
+      gaveUpReturning++;
+    } else {
+      gaveUpNew++;
     }
     for (SimRequest r = job.request; r != null; r = r.next()) {
       dropped++; // never served: its client gave up

@@ -535,7 +535,7 @@ public final class MultiModelSimulation {
     RunResult run = new RunResult(config.label(), "lifecycle", workload.arrivals().size(),
         completed, dropped, 0, 0, 0, 0, 0, 0, 0, ttft, ttftFloor, e2e, makespan, busy, Map.of(), 0,
         List.of(), SCRAPE_NANOS, wakes, 0, idealRequestsPerSecond(), new long[0], 0, 1,
-        SimulationConfig.Front.REQUEST, Map.of(), 0);
+        SimulationConfig.Front.REQUEST, Map.of(), 0, 0, 0);
     Set<Integer> gpusServing = new HashSet<>();
     for (long k : servedOn) {
       gpusServing.add((int) (k >>> 32));

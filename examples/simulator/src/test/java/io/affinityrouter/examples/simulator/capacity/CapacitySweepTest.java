@@ -31,7 +31,7 @@ class CapacitySweepTest {
     long makespan = Math.round(10e9 / servedRatio);
     return new RunResult("s", "w", 100, 100, 0, 0, 0, 1, 0, 0, 0, 1, ttft, other, other, makespan,
         new long[] {1}, Map.of(), 0, List.of(), 1, 0, 0, 10.0, new long[] {1}, 0, 1,
-        SimulationConfig.Front.REQUEST, Map.of(), 0);
+        SimulationConfig.Front.REQUEST, Map.of(), 0, 0, 0);
   }
 
   private static CapacitySweep sweep(double slo, DoubleUnaryOperator p90, List<Double> rates) {
@@ -105,7 +105,7 @@ class CapacitySweepTest {
     RunResult r = new RunResult("s", "w", 100, 100, 0, 0, 0, 1, 0, 0, 0, 1, ttft, other, other,
         10_000_000_000L, new long[] {1}, Map.of(), 0, List.of(), 1, 0, 0, 10.0,
         new long[] {100_000, 200_000, 6_000_000, 7_000_000}, 0, 1,
-        SimulationConfig.Front.REQUEST, Map.of(), 0);
+        SimulationConfig.Front.REQUEST, Map.of(), 0, 0, 0);
     assertThat(r.goodputPerSecond(2000)).isCloseTo(3.0, within(1e-9));
     assertThat(r.goodputPerSecond(10_000)).isCloseTo(10.0, within(1e-9));
     assertThat(r.sessionSloAttainment(2000)).isEqualTo(0.5);

@@ -151,6 +151,38 @@ class SimulationTest {
     assertThat(CapacitySweep.stress(skewed, 300)).isGreaterThan(1);
   }
 
+  @Test
+  void sessionsWhoseClientsGiveUpAreCountedByWhetherAnyTurnWasServed() {
+    // refused for good: every turn of a third of the sessions, and the later turns of half the rest
+    Set<String> started = new java.util.HashSet<>();
+    StrategyRegistry.Entry refusing = new StrategyRegistry.Entry("refusing", "refuses some",
+        (c, g) -> (request, fleet) -> {
+          int h = Math.floorMod(request.session().hashCode(), 6);
+          if (h % 3 == 0 || h % 2 == 0 && started.contains(request.session())) {
+            return null;
+          }
+          started.add(request.session());
+          return Route.of(Math.floorMod(request.session().hashCode(), REPLICAS), "refusing");
+        }, false);
+    Workload w = agents(60);
+    long expectNew = 0;
+    long expectReturning = 0;
+    for (var head : w.heads()) {
+      int h = Math.floorMod(head.session().hashCode(), 6);
+      if (h % 3 == 0) {
+        expectNew++;
+      } else if (h % 2 == 0 && head.next() != null) {
+        expectReturning++;
+      }
+    }
+    RunResult r = Simulation.run(w, refusing, config(5), line -> { });
+    assertThat(expectNew).isPositive();
+    assertThat(expectReturning).isPositive();
+    assertThat(r.gaveUpNew()).isEqualTo(expectNew);
+    assertThat(r.gaveUpReturning()).isEqualTo(expectReturning);
+    assertThat(r.completed() + r.dropped()).isEqualTo(w.size());
+  }
+
   /** Each session's gateways (the strategy instance that routed its turns) under {@code front}. */
   private static Map<String, Set<Integer>> gatewaysBySession(Workload w,
       SimulationConfig.Front front) {

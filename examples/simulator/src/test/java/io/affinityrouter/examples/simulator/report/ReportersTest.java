@@ -59,7 +59,7 @@ class ReportersTest {
     List<String> lines = Files.readAllLines(file);
     assertThat(lines).hasSize(1 + RESULTS.size());
     assertThat(lines.get(0)).isEqualTo(CsvReporter.HEADER).endsWith(",moves,repins_by_cause,"
-        + "cross_gateway_turns");
+        + "cross_gateway_turns,gave_up_new,gave_up_returning");
     int columns = CsvReporter.HEADER.split(",").length;
     for (int i = 0; i < RESULTS.size(); i++) {
       String[] cells = lines.get(i + 1).split(",(?=(?:[^\"]*\"[^\"]*\")*[^\"]*$)");
@@ -67,9 +67,11 @@ class ReportersTest {
       assertThat(cells[1]).isEqualTo(STRATEGIES.get(i));
       assertThat(Double.parseDouble(cells[10])).isEqualTo(RESULTS.get(i).hitRate(),
           org.assertj.core.api.Assertions.within(1e-5));
-      // the repin columns come last, after every column that was there before them
-      assertThat(cells[columns - 2]).isEqualTo("\"" + RESULTS.get(i).repinsByCause() + "\"");
-      assertThat(Long.parseLong(cells[columns - 1])).isEqualTo(RESULTS.get(i).crossGatewayTurns());
+      // newer columns come last, after every column that was there before them
+      assertThat(cells[columns - 4]).isEqualTo("\"" + RESULTS.get(i).repinsByCause() + "\"");
+      assertThat(Long.parseLong(cells[columns - 3])).isEqualTo(RESULTS.get(i).crossGatewayTurns());
+      assertThat(Long.parseLong(cells[columns - 2])).isEqualTo(RESULTS.get(i).gaveUpNew());
+      assertThat(Long.parseLong(cells[columns - 1])).isEqualTo(RESULTS.get(i).gaveUpReturning());
     }
   }
 
