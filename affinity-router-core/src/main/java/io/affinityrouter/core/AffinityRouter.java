@@ -255,7 +255,7 @@ public final class AffinityRouter {
      * the queue only while that replica is at its in-flight limit (it is never moved because the
      * fleet is busy). Held requests are admitted
      * fairly across tenants by tokens and in arrival order within a tenant, first sends ahead of
-     * resends ({@link io.affinityrouter.RoutingRequest#retries()}), when a lease closes or
+     * resends of new work ({@link io.affinityrouter.RoutingRequest#retries()}), when a lease closes or
      * sees its first token, or when {@link Router#refresh} brings new loads; new work whose own
      * cheapest replica has room is routed without waiting behind them. One still held after
      * {@code maxWait} is refused as {@code ALL_AT_LIMIT} with the at-limit Retry-After, and so is
