@@ -1,6 +1,8 @@
 package io.affinityrouter.internal;
 
 import io.affinityrouter.spi.LoadExchange;
+import io.affinityrouter.spi.LoadExchange.Share;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
 
@@ -34,6 +36,58 @@ public final class LoadExchanges {
       double left = q.getValue() - drained;
       if (left > 0) {
         sums.merge(q.getKey(), left, Double::sum);
+      }
+    }
+  }
+
+  /**
+   * Checks {@link LoadExchange#share}'s arguments.
+   *
+   * @throws IllegalArgumentException if {@code routerId} is blank or a share or id is null
+   */
+  public static void checkShares(String routerId, Map<String, Share> mine) {
+    Checks.notBlank(routerId, "routerId");
+    Objects.requireNonNull(mine, "mine");
+    for (Map.Entry<String, Share> e : mine.entrySet()) {
+      Objects.requireNonNull(e.getValue(),
+          "share of " + Objects.requireNonNull(e.getKey(), "replica id"));
+    }
+  }
+
+  /** Queued seconds as shares without turns. */
+  public static Map<String, Share> shares(Map<String, Double> queuedSeconds) {
+    Map<String, Share> out = new HashMap<>();
+    for (Map.Entry<String, Double> e : queuedSeconds.entrySet()) {
+      out.put(e.getKey(), new Share(e.getValue(), 0));
+    }
+    return out;
+  }
+
+  /** The queued seconds of shares, the replicas with none left out. */
+  public static Map<String, Double> queued(Map<String, Share> shares) {
+    Map<String, Double> out = new HashMap<>();
+    for (Map.Entry<String, Share> e : shares.entrySet()) {
+      if (e.getValue().queuedSeconds() > 0) {
+        out.put(e.getKey(), e.getValue().queuedSeconds());
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Adds one publication, {@code ageMillis} old, to {@code sums}: queued seconds drained by the age
+   * as {@link #addDrained} does, turn rates as published; a replica left with neither is left out.
+   */
+  public static void addShares(Map<String, Share> sums, Map<String, Share> published,
+      long ageMillis) {
+    double drained = Math.max(0, ageMillis) / 1000.0;
+    for (Map.Entry<String, Share> e : published.entrySet()) {
+      double left = Math.max(0, e.getValue().queuedSeconds() - drained);
+      double turns = e.getValue().sessionTurnsPerSecond();
+      if (left > 0 || turns > 0) {
+        sums.merge(e.getKey(), new Share(left, turns), (a, b) -> new Share(
+            a.queuedSeconds() + b.queuedSeconds(),
+            a.sessionTurnsPerSecond() + b.sessionTurnsPerSecond()));
       }
     }
   }

@@ -90,6 +90,11 @@ final class CostModel {
     return running * runningSequenceSeconds;
   }
 
+  /** The queue seconds that {@code sessions} bound sessions not running now stand for. */
+  double sessionSeconds(double sessions) {
+    return sessions * runningSequenceSeconds;
+  }
+
   /** The batch slowdown factor for {@code running} sequences. */
   double slowdown(int running) {
     return 1.0 + running / batchSlowdownSequences;

@@ -85,6 +85,9 @@ final class Decide {
     sel.reservations.handOff(i);
     var lease = tracker.open(state, sel.requestTokens, uncached, sel.expectedOutput,
         costModel.prefillSeconds(uncached, cached, 1.0));
+    if (sel.key != null) {
+      tracker.countTurn(state, tracker.nowMillis());
+    }
     if (state.ordinal() >= 0 && sel.blocks > 0) {
       index.record(sel.hashes, sel.blocks, state.ordinal(), sel.matched[i]);
     }

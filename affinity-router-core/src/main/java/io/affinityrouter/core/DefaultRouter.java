@@ -112,7 +112,7 @@ final class DefaultRouter implements Router {
     this.score = new Score(index, tracker, costModel, picker, budget, b.recomputeWeight,
         b.scorers, sharing, listeners, clock);
     this.pick = new Pick(picker, limits, budget, b.holderSavingsMultiple, Pick.PLACEMENT_BLOCKS,
-        b.random, clock);
+        b.random, clock, costModel, tracker);
     this.decide = new Decide(tracker, index, costModel, b.atLimitRetryAfter, b.unavailableRetryAfter, Decide.WAKE_THRESHOLD, clock, listeners,
         b.fleetLimits == null);
     this.fleetGate = b.fleetLimits == null ? null : new FleetGate(b.fleetLimits,
@@ -123,7 +123,8 @@ final class DefaultRouter implements Router {
     RepinPolicy policy = new RepinPolicy(costModel, budget, limits, b.recomputeWeight,
         RepinPolicy.SAVINGS_MULTIPLE, RepinPolicy.SLACK_SECONDS);
     this.pinning = new Pinning(storeClient, writer, score, policy, limits, hasher,
-        decide, listeners, b.rememberedSessions, b.bindingTtl, clock, admission != null);
+        decide, listeners, b.rememberedSessions, b.bindingTtl, clock, admission != null,
+        tracker.returnIntervals());
     this.scratch = ThreadLocal.withInitial(this::newScratch);
     if (admission != null) {
       admission.offerWith(this::offer);
@@ -268,7 +269,8 @@ final class DefaultRouter implements Router {
     score.run(sel, s);
     sel.key = Classify.key(request);
     int preferred = sel.key == null ? -1 : pinning.reconcileTarget(sel);
-    sel.candidate = preferred >= 0 ? preferred : pick.run(sel, s);
+    sel.candidate = preferred >= 0 ? preferred
+        : pick.run(sel, s, sel.key != null && !pinning.knows(sel.key));
     if (sel.candidate < 0) {
       // No replica takes new work; a session bound to a draining one still goes there.
       if (sel.key != null && sel.any(Selection.DRAINING)) {

@@ -3,6 +3,7 @@ package io.affinityrouter.core;
 import io.affinityrouter.internal.Checks;
 import io.affinityrouter.internal.LoadExchanges;
 import io.affinityrouter.spi.LoadExchange;
+import io.affinityrouter.spi.LoadExchange.Share;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
@@ -18,7 +19,7 @@ public final class InMemoryLoadExchange implements LoadExchange {
   /** Default staleness limit: 10 s. */
   public static final Duration DEFAULT_STALE_AFTER = Duration.ofSeconds(10);
 
-  private record Publication(Map<String, Double> queuedSeconds, long atMillis) {}
+  private record Publication(Map<String, Share> shares, long atMillis) {}
 
   private final ConcurrentHashMap<String, Publication> publications = new ConcurrentHashMap<>();
   private final long staleAfterMillis;
@@ -41,8 +42,14 @@ public final class InMemoryLoadExchange implements LoadExchange {
   public Map<String, Double> exchange(String routerId, Map<String, Double> queuedSeconds,
       long nowMillis) {
     LoadExchanges.checkArguments(routerId, queuedSeconds);
-    publications.put(routerId, new Publication(Map.copyOf(queuedSeconds), nowMillis));
-    Map<String, Double> others = new HashMap<>();
+    return LoadExchanges.queued(share(routerId, LoadExchanges.shares(queuedSeconds), nowMillis));
+  }
+
+  @Override
+  public Map<String, Share> share(String routerId, Map<String, Share> mine, long nowMillis) {
+    LoadExchanges.checkShares(routerId, mine);
+    publications.put(routerId, new Publication(Map.copyOf(mine), nowMillis));
+    Map<String, Share> others = new HashMap<>();
     for (Map.Entry<String, Publication> e : publications.entrySet()) {
       Publication p = e.getValue();
       long age = nowMillis - p.atMillis();
@@ -53,7 +60,7 @@ public final class InMemoryLoadExchange implements LoadExchange {
         publications.remove(e.getKey(), p);
         continue;
       }
-      LoadExchanges.addDrained(others, p.queuedSeconds(), age);
+      LoadExchanges.addShares(others, p.shares(), age);
     }
     return others;
   }

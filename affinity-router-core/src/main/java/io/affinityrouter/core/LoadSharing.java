@@ -1,14 +1,15 @@
 package io.affinityrouter.core;
 
 import io.affinityrouter.spi.LoadExchange;
+import io.affinityrouter.spi.LoadExchange.Share;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * This router's side of a {@link LoadExchange}: publishes its queued prefill per replica and takes
- * in the other routers', at most once per interval. One decision thread wins the slot, the others
+ * This router's side of a {@link LoadExchange}: publishes its queued prefill and session turn rate
+ * per replica and takes in the other routers', at most once per interval. One decision thread wins the slot, the others
  * go on. A failing exchange keeps the last view (it drains with time) and is reported as a plugin
  * failure. Thread-safe.
  */
@@ -35,23 +36,26 @@ final class LoadSharing {
     if (now < next || !nextMillis.compareAndSet(next, now + intervalMillis)) {
       return;
     }
-    Map<String, Double> mine = new HashMap<>();
+    double window = tracker.turnWindowSeconds();
+    Map<String, Share> mine = new HashMap<>();
     for (ReplicaState state : tracker.states()) {
       double pending = state.pendingPrefillSeconds(now);
-      if (pending > 0) {
-        mine.put(state.id(), pending);
+      double turns = window > 0 ? state.turnsPerSecond(now, window) : 0;
+      if (pending > 0 || turns > 0) {
+        mine.put(state.id(), new Share(pending, turns));
       }
     }
-    Map<String, Double> others;
+    Map<String, Share> others;
     try {
-      others = Objects.requireNonNull(exchange.exchange(routerId, mine, now), "others");
+      others = Objects.requireNonNull(exchange.share(routerId, mine, now), "others");
     } catch (RuntimeException e) {
       listeners.pluginFailure("loadExchange", e);
       return;
     }
     for (ReplicaState state : tracker.states()) {
-      Double v = others.get(state.id());
-      state.peerQueue(v == null || !(v > 0) || Double.isInfinite(v) ? 0 : v, now);
+      Share v = others.get(state.id());
+      state.peerQueue(v == null ? 0 : v.queuedSeconds(), v == null ? 0 : v.sessionTurnsPerSecond(),
+          now);
     }
   }
 }

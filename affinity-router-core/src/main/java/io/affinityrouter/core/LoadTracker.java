@@ -50,6 +50,7 @@ final class LoadTracker {
   private final InstantSource clock;
   private final Executor maintenance;
   private final Ewma outputTokensPerRequest = new Ewma(0.05, OUTPUT_TOKENS_PRIOR);
+  private final DecayingQuantile returns = Pinning.returnIntervals();
   private final Ewma uncachedPromptTokensPerRequest = new Ewma(0.05, PROMPT_TOKENS_PRIOR);
   private volatile @Nullable Runnable onFreed; // the admission queue's signal, if the router holds requests
   private volatile IntConsumer clearOrdinal = o -> { }; // drops an ordinal from the index
@@ -255,6 +256,25 @@ final class LoadTracker {
     if (outputTokens > 1 && elapsed > 0) {
       state.learnDecodeRate(outputTokens * 1000.0 / elapsed);
     }
+  }
+
+  /** The sessions' return intervals, recorded by the pinning stage. */
+  DecayingQuantile returnIntervals() {
+    return returns;
+  }
+
+  /** The median time sessions take to come back, seconds; 0 until enough have. */
+  double turnWindowSeconds() {
+    return returns.get();
+  }
+
+  /**
+   * Counts a session turn routed to {@code state}, over the sessions' return interval (a minute
+   * until it is known).
+   */
+  void countTurn(ReplicaState state, long nowMillis) {
+    double window = returns.get();
+    state.countTurn(nowMillis, window > 0 ? window : ReplicaState.WRITE_WINDOW_SECONDS);
   }
 
   /** The tracker's clock, in milliseconds. */

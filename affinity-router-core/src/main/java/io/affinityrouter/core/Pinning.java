@@ -10,7 +10,6 @@ import io.affinityrouter.spi.BindingKey;
 import io.affinityrouter.spi.SessionContext;
 import java.time.Duration;
 import java.time.InstantSource;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeoutException;
@@ -100,7 +99,7 @@ final class Pinning {
   private final Cache<BindingKey, Known> lastKnown;
   private final Cache<BindingKey, Degraded> degradedSessions;
   private final InstantSource clock;
-  private final @Nullable DecayingQuantile returns; // null: not holding
+  private final DecayingQuantile returns;
   private final @Nullable DecayingQuantile reuse; // shares, not seconds; null: not holding
   // Built once: the common path allocates no step and no handler.
   private final Step<Binding> afterClaim = this::afterClaim;
@@ -109,6 +108,13 @@ final class Pinning {
   Pinning(StoreClient store, long writer, Score score, RepinPolicy policy, Limits limits,
       BlockHasher hasher, Decide decide, Listeners listeners, long rememberedSessions,
       Duration bindingTtl, InstantSource clock, boolean holding) {
+    this(store, writer, score, policy, limits, hasher, decide, listeners, rememberedSessions,
+        bindingTtl, clock, holding, returnIntervals());
+  }
+
+  Pinning(StoreClient store, long writer, Score score, RepinPolicy policy, Limits limits,
+      BlockHasher hasher, Decide decide, Listeners listeners, long rememberedSessions,
+      Duration bindingTtl, InstantSource clock, boolean holding, DecayingQuantile returns) {
     this.store = store;
     this.writer = writer;
     this.score = score;
@@ -119,8 +125,7 @@ final class Pinning {
     this.listeners = listeners;
     this.holding = holding;
     this.clock = clock;
-    this.returns = holding ? new DecayingQuantile(RETURN_QUANTILE, AffinityBudget.HALF_LIFE,
-        AffinityBudget.WARM_UP) : null;
+    this.returns = returns;
     this.reuse = holding ? new DecayingQuantile(REUSE_QUANTILE, AffinityBudget.HALF_LIFE,
         AffinityBudget.WARM_UP) : null;
     this.lastKnown = Caffeine.newBuilder().maximumSize(rememberedSessions)
@@ -129,6 +134,11 @@ final class Pinning {
     this.degradedSessions = Caffeine.newBuilder().maximumSize(rememberedSessions)
         .expireAfterWrite(bindingTtl).ticker(() -> clock.millis() * 1_000_000L)
         .executor(Runnable::run).build();
+  }
+
+  /** An estimator of the median time sessions take to come back, for {@link #returnSeconds}. */
+  static DecayingQuantile returnIntervals() {
+    return new DecayingQuantile(RETURN_QUANTILE, AffinityBudget.HALF_LIFE, AffinityBudget.WARM_UP);
   }
 
   /** Whether this router has routed the session (within its remembered sessions). */
@@ -253,7 +263,7 @@ final class Pinning {
     long[] marks = known == null ? null : known.marks;
     int prev = known == null ? 0 : known.lastBlocks;
     int blocks = sel.blocks;
-    if (marks != null && prev > 0 && blocks > 0) {
+    if (reuse != null && marks != null && prev > 0 && blocks > 0) {
       int kept = 0;
       for (int m = MARKS.length - 1; m >= 0 && kept == 0; m--) {
         int at = mark(prev, m);
@@ -263,14 +273,14 @@ final class Pinning {
       }
       // A prompt identical to the last is a retry or a re-offer of a held turn, not a new turn.
       if (!(kept == prev && prev == blocks)) {
-        Objects.requireNonNull(reuse).record((double) kept / prev);
+        reuse.record((double) kept / prev);
       }
     }
     SessionContext context = b.context();
     long since = context != null ? context.ageMillis() : known != null ? now - known.routedMillis
         : -1;
     if (since >= 0) {
-      Objects.requireNonNull(returns).record(since / 1000.0);
+      returns.record(since / 1000.0);
     }
     if (known != null) {
       known.routedMillis = now;
@@ -278,11 +288,10 @@ final class Pinning {
   }
 
   /**
-   * The median time sessions take to come back to this router, seconds; 0 until enough have (or
-   * without holding).
+   * The median time sessions take to come back to this router, seconds; 0 until enough have.
    */
   double returnSeconds() {
-    return returns == null ? 0 : returns.get();
+    return returns.get();
   }
 
   /**
@@ -337,7 +346,7 @@ final class Pinning {
     if (bound >= 0 && b.context() != null) {
       score.credit(sel, bound, b.context());
     }
-    if (returns != null && !b.written()) {
+    if (!b.written()) {
       returned(sel, b, known);
     }
     if (bound == c) {

@@ -45,11 +45,16 @@ final class ReplicaState {
   private double engineWritten; // the counter's increments, decayed; under workLock
   private long engineStampMillis;
   private long engineSinceMillis; // when the counter was first seen (or seen to restart)
-  private volatile PeerQueue peerQueue = PeerQueue.NONE; // other routers' queued prefill, if shared
+  private double turns; // session turns routed here, decayed over the return interval; under workLock
+  private long turnsStampMillis;
+  private volatile PeerQueue peerQueue = PeerQueue.NONE; // other routers' share, if shared
 
-  /** Other routers' queued prefill seconds on the replica, as of {@code stampMillis}. */
-  private record PeerQueue(double seconds, long stampMillis) {
-    static final PeerQueue NONE = new PeerQueue(0, 0);
+  /**
+   * Other routers' queued prefill seconds on the replica, as of {@code stampMillis}, and the
+   * session turns per second they route there.
+   */
+  private record PeerQueue(double seconds, long stampMillis, double turnsPerSecond) {
+    static final PeerQueue NONE = new PeerQueue(0, 0, 0);
   }
 
   private static final VarHandle LATEST;
@@ -249,8 +254,14 @@ final class ReplicaState {
    * Sets the prefill the other routers of the fleet have queued on the replica, in seconds, as a
    * {@link io.affinityrouter.spi.LoadExchange} reported it at {@code nowMillis}.
    */
-  void peerQueue(double seconds, long nowMillis) {
-    peerQueue = seconds > 0 ? new PeerQueue(seconds, nowMillis) : PeerQueue.NONE;
+  void peerQueue(double seconds, double turnsPerSecond, long nowMillis) {
+    peerQueue = seconds > 0 || turnsPerSecond > 0
+        ? new PeerQueue(seconds, nowMillis, turnsPerSecond) : PeerQueue.NONE;
+  }
+
+  /** The session turns per second the other routers reported routing here; 0 without. */
+  double peerTurnsPerSecond() {
+    return peerQueue.turnsPerSecond();
   }
 
   /**
@@ -311,14 +322,47 @@ final class ReplicaState {
     }
   }
 
-  private double decayedWritten(long nowMillis) {
-    return decayed(written, writtenStampMillis, nowMillis);
+  /**
+   * Counts a session turn routed here, in a count that decays with time constant
+   * {@code windowSeconds} (the sessions' return interval: the count is then about the sessions
+   * that come back here).
+   */
+  void countTurn(long nowMillis, double windowSeconds) {
+    long stamp = workLock.writeLock();
+    try {
+      turns = decayed(turns, turnsStampMillis, nowMillis, windowSeconds) + 1;
+      turnsStampMillis = Math.max(turnsStampMillis, nowMillis);
+    } finally {
+      workLock.unlockWrite(stamp);
+    }
   }
 
-  /** {@code value} as of {@code stampMillis}, decayed over {@value #WRITE_WINDOW_SECONDS} s. */
-  private static double decayed(double value, long stampMillis, long nowMillis) {
+  /**
+   * The session turns this router routes here per second, over the last {@code windowSeconds}
+   * (as {@link #countTurn} counted them). Lock-free unless a write races the read.
+   */
+  double turnsPerSecond(long nowMillis, double windowSeconds) {
+    long stamp = workLock.tryOptimisticRead();
+    double t = decayed(turns, turnsStampMillis, nowMillis, windowSeconds);
+    if (!workLock.validate(stamp)) {
+      stamp = workLock.readLock();
+      try {
+        t = decayed(turns, turnsStampMillis, nowMillis, windowSeconds);
+      } finally {
+        workLock.unlockRead(stamp);
+      }
+    }
+    return t / windowSeconds;
+  }
+
+  private double decayedWritten(long nowMillis) {
+    return decayed(written, writtenStampMillis, nowMillis, WRITE_WINDOW_SECONDS);
+  }
+
+  /** {@code value} as of {@code stampMillis}, decayed with time constant {@code window} s. */
+  private static double decayed(double value, long stampMillis, long nowMillis, double window) {
     double dt = Math.max(0, nowMillis - stampMillis) / 1000.0;
-    return value * Math.exp(-dt / WRITE_WINDOW_SECONDS);
+    return value * Math.exp(-dt / window);
   }
 
   /**
@@ -372,7 +416,7 @@ final class ReplicaState {
   }
 
   private double decayedEngineWritten(long nowMillis) {
-    return decayed(engineWritten, engineStampMillis, nowMillis);
+    return decayed(engineWritten, engineStampMillis, nowMillis, WRITE_WINDOW_SECONDS);
   }
 
   /**

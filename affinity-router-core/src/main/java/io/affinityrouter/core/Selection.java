@@ -202,6 +202,7 @@ final class Selection {
     double[] cost = new double[0];
     double[] ramp = new double[0];
     double[] lifetime = new double[0];
+    double[] charge = new double[0];
     long[] idHash = new long[0];
     boolean[] allowed = new boolean[0];
     final int[] depthByOrdinal;
@@ -235,6 +236,7 @@ final class Selection {
       cost = new double[c];
       ramp = new double[c];
       lifetime = new double[c];
+      charge = new double[c];
       idHash = new long[c];
       allowed = new boolean[c];
     }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
+import io.affinityrouter.spi.LoadExchange.Share;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
@@ -22,6 +23,20 @@ class InMemoryLoadExchangeTest {
     Map<String, Double> seenByA = exchange.exchange("a", Map.of("r1", 2.0), 1_000);
     assertThat(seenByA.get("r1")).isCloseTo(10.0, within(1e-9)); // b's 1 + c's 9, not a's own
     assertThat(seenByA).doesNotContainKey("r2"); // a's own publication was replaced
+  }
+
+  @Test
+  void turnRatesAreSummedAsPublishedWhileQueuesDrain() {
+    exchange.share("a", Map.of("r1", new Share(2.0, 3.0), "r2", new Share(0, 0.5)), 1_000);
+    exchange.share("b", Map.of("r1", new Share(0, 1.0)), 1_000);
+    Map<String, Share> seenByC = exchange.share("c", Map.of("r1", new Share(0, 7)), 2_000);
+    assertThat(seenByC).containsOnly(Map.entry("r1", new Share(1.0, 4.0)),
+        Map.entry("r2", new Share(0, 0.5)));
+    // the queue-only call sees the same queues and no turns
+    assertThat(exchange.exchange("d", Map.of(), 2_000)).containsOnly(Map.entry("r1", 1.0));
+    assertThatThrownBy(() -> new Share(0, Double.NaN))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("sessionTurnsPerSecond: NaN (expected: >= 0 and finite)");
   }
 
   @Test

@@ -6,9 +6,29 @@ import static org.assertj.core.api.Assertions.within;
 import io.affinityrouter.ReplicaLoad;
 import org.junit.jupiter.api.Test;
 
-/** The engine write-counter rate and the KV held, as {@link ReplicaState} keeps them. */
+/**
+ * The engine write-counter rate, the KV held and the session turns, as {@link ReplicaState} keeps
+ * them.
+ */
 class ReplicaStateTest {
   private final ReplicaState state = new ReplicaState("r", 0, 30);
+
+  @Test
+  void sessionTurnsAreCountedOverTheReturnInterval() {
+    assertThat(state.turnsPerSecond(0, 5)).isZero();
+    for (int i = 0; i < 50; i++) {
+      state.countTurn(0, 5);
+    }
+    assertThat(state.turnsPerSecond(0, 5)).isCloseTo(10, within(1e-9)); // 50 turns in 5 s
+    assertThat(state.turnsPerSecond(5_000, 5)).isCloseTo(10 / Math.E, within(1e-9));
+    // a session that returns every interval keeps about one turn in the count
+    ReplicaState steady = new ReplicaState("s", 1, 30);
+    for (long t = 0; t <= 600_000; t += 5_000) {
+      steady.countTurn(t, 5);
+    }
+    assertThat(steady.turnsPerSecond(600_000, 5) * 5)
+        .isCloseTo(1 / (1 - Math.exp(-1)), within(1e-6));
+  }
 
   @Test
   void unknownUntilTheCounterHasBeenSeenToMove() {

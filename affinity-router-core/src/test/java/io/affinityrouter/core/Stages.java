@@ -43,7 +43,7 @@ final class Stages {
 
   Pick pick() {
     return new Pick(picker, limits, budget, Pick.HOLDER_SAVINGS_MULTIPLE, Pick.PLACEMENT_BLOCKS,
-        new java.util.SplittableRandom(7), clock);
+        new java.util.SplittableRandom(7), clock, costModel, tracker);
   }
 
   Decide decide() {

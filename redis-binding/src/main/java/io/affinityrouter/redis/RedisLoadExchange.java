@@ -2,6 +2,7 @@ package io.affinityrouter.redis;
 
 import io.affinityrouter.internal.LoadExchanges;
 import io.affinityrouter.spi.LoadExchange;
+import io.affinityrouter.spi.LoadExchange.Share;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import java.time.Duration;
@@ -16,13 +17,15 @@ import org.jspecify.annotations.Nullable;
 /**
  * A {@link LoadExchange} in one Redis hash: each router's publication is a field (its id) whose
  * value is {@code ar1|<publishedAtMillis>} followed by one {@code \n<replicaId>\t<seconds>} line per
- * replica. One exchange is one {@code EVAL} of a script on that single key (Cluster-safe): write the
+ * replica with queued prefill and one {@code \n\u0001<replicaId>\t<turnsPerSecond>} line per
+ * replica with session turns (a reader that knows only the first kind takes the second for a
+ * replica no fleet has, so routers of both versions share one hash). One exchange is one {@code EVAL} of a script on that single key (Cluster-safe): write the
  * router's field, drop fields older than the staleness limit, refresh the key's expiry, return the
  * hash. The call does not wait for the reply: the reply replaces the view the next calls return, so a
  * router sees the others as of its previous exchange (one interval, plus one round trip, old), each
  * publication drained by its age. When Redis does not answer, the last view goes on draining and
  * {@link #failures()} counts the misses; nothing is thrown. Replica ids containing a tab or a line
- * break are left out of publications. Obtain one from {@link RedisBindingStore#loadExchange()}.
+ * break, or starting with {@code \u0001}, are left out of publications. Obtain one from {@link RedisBindingStore#loadExchange()}.
  * Thread-safe.
  */
 public final class RedisLoadExchange implements LoadExchange {
@@ -46,8 +49,11 @@ public final class RedisLoadExchange implements LoadExchange {
       "redis.call('PEXPIRE', KEYS[1], ARGV[4])",
       "return out");
 
+  /** Marks a line of session turns. */
+  static final char TURNS = '\u0001';
+
   /** One router's publication as read back. */
-  record Publication(String routerId, long atMillis, Map<String, Double> queuedSeconds) {}
+  record Publication(String routerId, long atMillis, Map<String, Share> shares) {}
 
   private final RedisScriptingAsyncCommands<String, String> scripting;
   private final String key;
@@ -69,7 +75,13 @@ public final class RedisLoadExchange implements LoadExchange {
   public Map<String, Double> exchange(String routerId, Map<String, Double> queuedSeconds,
       long nowMillis) {
     LoadExchanges.checkArguments(routerId, queuedSeconds);
-    String value = encode(queuedSeconds, nowMillis);
+    return LoadExchanges.queued(share(routerId, LoadExchanges.shares(queuedSeconds), nowMillis));
+  }
+
+  @Override
+  public Map<String, Share> share(String routerId, Map<String, Share> mine, long nowMillis) {
+    LoadExchanges.checkShares(routerId, mine);
+    String value = encode(mine, nowMillis);
     if (!closed.get()) {
       long seq = sent.incrementAndGet();
       try {
@@ -107,30 +119,37 @@ public final class RedisLoadExchange implements LoadExchange {
   }
 
   /** The others' publications in {@code view}, summed per replica, each drained by its age. */
-  static Map<String, Double> others(List<Publication> view, String routerId, long nowMillis,
+  static Map<String, Share> others(List<Publication> view, String routerId, long nowMillis,
       long staleAfterMillis) {
-    Map<String, Double> out = new HashMap<>();
+    Map<String, Share> out = new HashMap<>();
     for (Publication p : view) {
       long age = nowMillis - p.atMillis();
       if (p.routerId().equals(routerId) || age > staleAfterMillis) {
         continue;
       }
-      LoadExchanges.addDrained(out, p.queuedSeconds(), age);
+      LoadExchanges.addShares(out, p.shares(), age);
     }
     return out;
   }
 
   /**
-   * {@code ar1|<nowMillis>} then {@code \n<replica>\t<seconds>} per positive entry (arguments
-   * checked by {@link LoadExchanges#checkArguments}).
+   * {@code ar1|<nowMillis>} then {@code \n<replica>\t<seconds>} per positive queue and
+   * {@code \n\u0001<replica>\t<turnsPerSecond>} per positive turn rate (arguments checked by
+   * {@link LoadExchanges#checkShares}).
    */
-  static String encode(Map<String, Double> queuedSeconds, long nowMillis) {
+  static String encode(Map<String, Share> shares, long nowMillis) {
     StringBuilder b = new StringBuilder("ar1|").append(nowMillis);
-    for (Map.Entry<String, Double> e : queuedSeconds.entrySet()) {
+    for (Map.Entry<String, Share> e : shares.entrySet()) {
       String id = e.getKey();
-      double v = e.getValue();
-      if (v > 0 && id.indexOf('\t') < 0 && id.indexOf('\n') < 0) {
-        b.append('\n').append(id).append('\t').append(v);
+      if (id.isEmpty() || id.indexOf('\t') >= 0 || id.indexOf('\n') >= 0 || id.charAt(0) == TURNS) {
+        continue;
+      }
+      Share v = e.getValue();
+      if (v.queuedSeconds() > 0) {
+        b.append('\n').append(id).append('\t').append(v.queuedSeconds());
+      }
+      if (v.sessionTurnsPerSecond() > 0) {
+        b.append('\n').append(TURNS).append(id).append('\t').append(v.sessionTurnsPerSecond());
       }
     }
     return b.toString();
@@ -157,18 +176,24 @@ public final class RedisLoadExchange implements LoadExchange {
     try {
       long at = Long.parseLong(lines[0].substring(4));
       Map<String, Double> queued = new HashMap<>();
+      Map<String, Double> turns = new HashMap<>();
       for (int i = 1; i < lines.length; i++) {
-        int tab = lines[i].indexOf('\t');
-        if (tab <= 0) {
+        String line = lines[i];
+        boolean isTurns = !line.isEmpty() && line.charAt(0) == TURNS;
+        int tab = line.indexOf('\t');
+        if (tab <= (isTurns ? 1 : 0)) {
           return null;
         }
-        double v = Double.parseDouble(lines[i].substring(tab + 1));
+        double v = Double.parseDouble(line.substring(tab + 1));
         if (!(v >= 0) || Double.isInfinite(v)) {
           return null;
         }
-        queued.put(lines[i].substring(0, tab), v);
+        (isTurns ? turns : queued).put(line.substring(isTurns ? 1 : 0, tab), v);
       }
-      return new Publication(routerId, at, Map.copyOf(queued));
+      Map<String, Share> shares = new HashMap<>();
+      queued.forEach((id, v) -> shares.put(id, new Share(v, turns.getOrDefault(id, 0.0))));
+      turns.forEach((id, v) -> shares.putIfAbsent(id, new Share(0, v)));
+      return new Publication(routerId, at, Map.copyOf(shares));
     } catch (NumberFormatException e) {
       return null;
     }

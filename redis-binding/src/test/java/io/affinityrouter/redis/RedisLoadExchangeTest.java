@@ -11,6 +11,7 @@ import io.affinityrouter.RoutingRequest;
 import io.affinityrouter.core.AffinityRouter;
 import io.affinityrouter.core.TestClock;
 import io.affinityrouter.redis.testing.RedisProcess;
+import io.affinityrouter.spi.LoadExchange.Share;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -156,13 +157,67 @@ class RedisLoadExchangeTest {
 
   @Test
   void encodingRoundTripsAndSkipsIdsItCannotCarry() {
-    String v = RedisLoadExchange.encode(Map.of("r1", 1.5, "bad\tid", 2.0, "zero", 0.0), 42);
+    String v = RedisLoadExchange.encode(Map.of("r1", new Share(1.5, 0.25), "bad\tid",
+        new Share(2.0, 1), "\u0001r2", new Share(1, 1), "zero", new Share(0, 0),
+        "turns-only", new Share(0, 3)), 42);
     RedisLoadExchange.Publication p = RedisLoadExchange.decode("x", v);
     assertThat(p.atMillis()).isEqualTo(42);
-    assertThat(p.queuedSeconds()).containsExactly(Map.entry("r1", 1.5));
+    assertThat(p.shares()).containsOnly(Map.entry("r1", new Share(1.5, 0.25)),
+        Map.entry("turns-only", new Share(0, 3)));
     assertThat(RedisLoadExchange.decode("x", "ar1|12\nr1")).isNull();
     assertThat(RedisLoadExchange.decode("x", "ar1|x")).isNull();
     assertThat(RedisLoadExchange.decode("x", "ar1|1\nr1\t-2")).isNull();
+    assertThat(RedisLoadExchange.decode("x", "ar1|1\n\u0001\t2")).isNull();
+    assertThat(RedisLoadExchange.decode("x", "ar1|1\n\u0001r1\tNaN")).isNull();
+  }
+
+  @Test
+  void everyLineParsesAsTheQueuedSecondsOfAnOlderReader() {
+    // an older router's reader takes each line as <replica id>\t<non-negative seconds> and drops a
+    // publication with any other line: the turn lines must read as seconds of an unknown replica
+    String v = RedisLoadExchange.encode(Map.of("r1", new Share(1.5, 0.25), "r2",
+        new Share(0, 4)), 42);
+    List<String> lines = v.lines().skip(1).toList();
+    assertThat(lines).hasSize(3);
+    for (String line : lines) {
+      int tab = line.indexOf('\t');
+      assertThat(tab).isPositive();
+      assertThat(line.indexOf('\t', tab + 1)).isNegative();
+      assertThat(Double.parseDouble(line.substring(tab + 1))).isNotNegative();
+    }
+    // and an older router's publication reads as queues without turns
+    assertThat(RedisLoadExchange.decode("old", "ar1|7\nr1\t2.0").shares())
+        .containsExactly(Map.entry("r1", new Share(2.0, 0)));
+  }
+
+  @Test
+  void sessionTurnsAreSummedAsPublishedAndQueuesDrained() {
+    RedisLoadExchange a = gatewayA.loadExchange();
+    RedisLoadExchange c = gatewayA.loadExchange();
+    RedisLoadExchange b = gatewayB.loadExchange();
+    a.share("a", Map.of("r1", new Share(2.0, 3.0), "r2", new Share(0, 1.5)), NOW);
+    c.share("c", Map.of("r1", new Share(0, 0.5)), NOW);
+    server.cli("hset", "ar:b:load", "old", "ar1|" + NOW + "\nr2\t1.0"); // an older router
+    awaitFields("a", "c", "old");
+    Map<String, Share> seen = awaitShares(() -> b.share("b", Map.of(), NOW + 500));
+    assertThat(seen.get("r1").queuedSeconds()).isCloseTo(1.5, within(1e-9));
+    assertThat(seen.get("r1").sessionTurnsPerSecond()).isCloseTo(3.5, within(1e-9));
+    assertThat(seen.get("r2").queuedSeconds()).isCloseTo(0.5, within(1e-9));
+    assertThat(seen.get("r2").sessionTurnsPerSecond()).isCloseTo(1.5, within(1e-9));
+    // the queue-only view of the same publications
+    assertThat(b.exchange("b", Map.of(), NOW + 500)).containsOnlyKeys("r1", "r2");
+  }
+
+  /** Calls {@code share} until its view has three publications' worth (r1 and r2 present). */
+  private static Map<String, Share> awaitShares(Supplier<Map<String, Share>> share) {
+    long deadline = System.nanoTime() + 5_000_000_000L;
+    Map<String, Share> v = share.get();
+    while (!(v.containsKey("r1") && v.containsKey("r2")
+        && v.get("r1").sessionTurnsPerSecond() > 3) && System.nanoTime() < deadline) {
+      RedisProcess.sleep(10);
+      v = share.get();
+    }
+    return v;
   }
 
   private static RoutingRequest prompt(long seed, int tokens) {
