@@ -48,6 +48,12 @@ final class ReplicaState {
   private double turns; // session turns routed here, decayed over the return interval; under workLock
   private long turnsStampMillis;
   private volatile PeerQueue peerQueue = PeerQueue.NONE; // other routers' share, if shared
+  private volatile Snapshot snapshot = Snapshot.NONE;
+
+  /** The newest engine load seen and this router's in-flight requests when it was first seen. */
+  private record Snapshot(@Nullable ReplicaLoad load, int own) {
+    static final Snapshot NONE = new Snapshot(null, 0);
+  }
 
   /**
    * Other routers' queued prefill seconds on the replica, as of {@code stampMillis}, and the
@@ -465,15 +471,28 @@ final class ReplicaState {
 
   /**
    * The KV tokens the replica's requests will hold by their last token: this router's in-flight
-   * tokens, scaled up to the requests the engine reports running and waiting when it reports more:
-   * other gateways' requests, each taken as the size of this router's (with one gateway, requests
-   * that finished since the scrape, which overstates the KV held until the next one).
+   * tokens, plus the requests the engine reports running and waiting beyond the ones this router
+   * had in flight when that snapshot was first {@linkplain #observeLoad seen} (other gateways'
+   * requests, each taken as the size of this router's). Requests this router sends after the
+   * snapshot add to it at once, though the engine's count has not caught up with them.
    */
   double heldTokens(ReplicaLoad load) {
     double held = inFlightTokens();
     int own = inFlightRequests();
-    int engine = load.runningRequests() + load.waitingRequests();
-    return own > 0 && engine > own ? held * engine / own : held;
+    Snapshot snap = snapshot;
+    int others = load.runningRequests() + load.waitingRequests()
+        - (snap.load() == load ? snap.own() : own);
+    return own > 0 && others > 0 ? held + held * others / own : held;
+  }
+
+  /**
+   * Records the engine load a decision reads: a new snapshot remembers this router's in-flight
+   * requests, which its counts include; the requests this router sends after it add to them.
+   */
+  void observeLoad(ReplicaLoad load) {
+    if (snapshot.load() != load) {
+      snapshot = new Snapshot(load, inFlightRequests());
+    }
   }
 
   void learnDecodeRate(double tokensPerSecond) {

@@ -71,6 +71,7 @@ final class Score {
       sel.matched[i] = ord >= 0 ? s.depthByOrdinal[ord] : 0;
       ReplicaLoad load = r.load();
       state.observeEngineWritten(load.kvWrittenTokens(), now);
+      state.observeLoad(load);
       if (sel.matched[i] > 0) { // exact (event-reported) blocks do not age; the router's own do
         sel.matched[i] = residentDepth(sel.hashes, sel.matched[i], load, state, now);
       }

@@ -93,4 +93,27 @@ class ReplicaStateTest {
     assertThat(state.cacheLifetimeSeconds(ReplicaLoad.UNKNOWN, 1_000)).isNaN();
     assertThat(state.cacheLifetimeSeconds(shared, 0)).isInfinite();
   }
+
+  @Test
+  void requestsSentAfterTheSnapshotAddToTheOthersItCounted() {
+    state.tryAcquire(100, Long.MAX_VALUE, 10_000);
+    state.tryAcquire(100, Long.MAX_VALUE, 10_000);
+    ReplicaLoad scraped = ReplicaLoad.builder().kvCapacityTokens(200_000).runningRequests(6)
+        .build();
+    state.observeLoad(scraped); // six in the engine, two of them this router's
+    assertThat(state.heldTokens(scraped)).isEqualTo(60_000);
+    // two more sent before the next scrape: the other gateways' four are still there
+    state.tryAcquire(100, Long.MAX_VALUE, 10_000);
+    state.tryAcquire(100, Long.MAX_VALUE, 10_000);
+    assertThat(state.heldTokens(scraped)).isEqualTo(80_000);
+    // three of this router's finish: the others' four stay, at its remaining request's size
+    state.release(10_000, 0, 0);
+    state.release(10_000, 0, 0);
+    state.release(10_000, 0, 0);
+    assertThat(state.heldTokens(scraped)).isEqualTo(50_000);
+    // the next scrape counts what is there then
+    ReplicaLoad next = scraped.toBuilder().runningRequests(3).build();
+    state.observeLoad(next);
+    assertThat(state.heldTokens(next)).isEqualTo(30_000);
+  }
 }
