@@ -26,21 +26,6 @@ public final class LoadExchanges {
   }
 
   /**
-   * Adds one publication, {@code ageMillis} old, to {@code sums}: each replica's seconds less the age
-   * in seconds, left out when nothing is left (the contract's drain rule).
-   */
-  public static void addDrained(Map<String, Double> sums, Map<String, Double> queuedSeconds,
-      long ageMillis) {
-    double drained = Math.max(0, ageMillis) / 1000.0;
-    for (Map.Entry<String, Double> q : queuedSeconds.entrySet()) {
-      double left = q.getValue() - drained;
-      if (left > 0) {
-        sums.merge(q.getKey(), left, Double::sum);
-      }
-    }
-  }
-
-  /**
    * Checks {@link LoadExchange#share}'s arguments.
    *
    * @throws IllegalArgumentException if {@code routerId} is blank or a share or id is null
@@ -75,8 +60,9 @@ public final class LoadExchanges {
   }
 
   /**
-   * Adds one publication, {@code ageMillis} old, to {@code sums}: queued seconds drained by the age
-   * as {@link #addDrained} does, turn rates as published; a replica left with neither is left out.
+   * Adds one publication, {@code ageMillis} old, to {@code sums}: queued seconds less the age in
+   * seconds, never below zero (the contract's drain rule), turn rates as published; a replica left
+   * with neither is left out.
    */
   public static void addShares(Map<String, Share> sums, Map<String, Share> published,
       long ageMillis) {

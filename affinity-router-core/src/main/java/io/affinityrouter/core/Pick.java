@@ -82,7 +82,7 @@ final class Pick {
    */
   private boolean chargeSessions(Selection sel, Selection.Scratch s) {
     double window = tracker.turnWindowSeconds();
-    if (sel.key == null || !(window > 0)) {
+    if (!(window > 0)) {
       return false;
     }
     long now = clock.millis();
